@@ -45,8 +45,10 @@ final class Timers {
             parkFor(nanos);
             return;
         }
-        if (gp.locks > 0 || Coroutine.pinned()) {
-            // A pinned goroutine cannot park; it sleeps as a syscall so the P stays useful.
+        if (gp.locks > 0) {
+            // A goroutine inside Go.procPin cannot park; it sleeps as a syscall so the P stays
+            // useful. (Continuation.isPinned is not a usable test here: it also reports the
+            // continuation's own entry frames.)
             Scheduler.entersyscall(gp);
             try {
                 parkFor(nanos);
