@@ -96,8 +96,10 @@ final class Netpoll {
                 }
                 wakeSig.set(0);
             }
-            int n = selector.selectNow();
-            if (n == 0) {
+            // Also after a blocking select: selectNow picks up readiness that came since. Its
+            // count only covers keys newly selected, so look at the selected set itself.
+            selector.selectNow();
+            if (selector.selectedKeys().isEmpty()) {
                 return null;
             }
             G list = null;

@@ -85,7 +85,9 @@ public final class PollDesc implements AutoCloseable {
         this.netpoll = sched.netpoll;
         this.channel = channel;
         if (channel.isBlocking()) {
-            channel.configureBlocking(false);
+            // The caller configures it: a JDK channel's blocking-mode switch takes ReentrantLocks,
+            // which must not be called from a goroutine frame that may migrate (see io.gosched.net).
+            throw new java.nio.channels.IllegalBlockingModeException();
         }
         this.readOp = (channel.validOps() & SelectionKey.OP_ACCEPT) != 0 ? SelectionKey.OP_ACCEPT : SelectionKey.OP_READ;
         this.key = channel.register(netpoll.selector, 0, this);
@@ -94,7 +96,7 @@ public final class PollDesc implements AutoCloseable {
     }
 
     /**
-     * Registers channel (made non-blocking) with the netpoller of the current goroutine's runtime.
+     * Registers channel (already non-blocking) with the netpoller of the current goroutine's runtime.
      * Go: runtime/netpoll.go poll_runtime_pollOpen
      *
      * @throws IllegalStateException outside a goroutine: use {@link #open(GoRuntime, SelectableChannel)}
@@ -103,7 +105,7 @@ public final class PollDesc implements AutoCloseable {
         return open(Go.runtime(), channel);
     }
 
-    /** Registers channel (made non-blocking) with rt's netpoller. */
+    /** Registers channel (already non-blocking) with rt's netpoller. */
     public static PollDesc open(GoRuntime rt, SelectableChannel channel) throws IOException {
         return new PollDesc(rt.sched(), channel);
     }

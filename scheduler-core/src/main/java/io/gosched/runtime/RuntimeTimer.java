@@ -19,7 +19,7 @@ import java.util.Objects;
  * without blocking, or start a goroutine.
  *
  * <p>Locking. A heaped timer's {@code when}, {@code ts} and {@code idx} change only under both
- * the lock of the heap holding it and the timer's monitor (in that order, Go's {@code ts.mu}
+ * the monitor of the heap holding it and the timer's monitor (in that order, Go's {@code ts.mu}
  * then {@code t.mu}); an unheaped timer's fields change under its monitor alone. Unlike Go
  * 1.23, a stopped timer is removed from its heap at once (no zombies): the heap tracks each
  * timer's index, so deletion is O(log n) and a heap never holds dead entries.
@@ -92,8 +92,7 @@ public final class RuntimeTimer {
             }
             boolean wake;
             boolean pending;
-            h.lock.lock();
-            try {
+            synchronized (h) {
                 synchronized (this) {
                     TimerHeap cur = ts;
                     if (cur != null && cur != h) {
@@ -111,8 +110,6 @@ public final class RuntimeTimer {
                     h.updateMinWhen();
                     wake = before == 0 || when < before;
                 }
-            } finally {
-                h.lock.unlock();
             }
             if (wake) {
                 h.wake(when);
@@ -133,8 +130,7 @@ public final class RuntimeTimer {
             if (h == null) {
                 return false;
             }
-            h.lock.lock();
-            try {
+            synchronized (h) {
                 synchronized (this) {
                     if (ts != h) {
                         continue;
@@ -144,8 +140,6 @@ public final class RuntimeTimer {
                     h.updateMinWhen();
                     return true;
                 }
-            } finally {
-                h.lock.unlock();
             }
         }
     }

@@ -1,7 +1,6 @@
 package io.gosched.runtime;
 
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The timers of one P: a 4-ary min-heap ordered by {@code when}, under its own lock, with the
@@ -17,8 +16,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * deadline from {@link #wakeTime()} of every heap. Function calls are made with the lock
  * released, so a timer function may arm timers, ready goroutines, or stop itself.
  *
- * <p>Lock order: sched.lock, then a heap lock, then a timer's monitor. Nothing takes sched.lock
- * while holding a heap lock (wake-ups are made after unlocking).
+ * <p>Lock order: sched.lock, then a heap's monitor, then a timer's monitor. Nothing takes
+ * sched.lock while holding a heap's monitor (wake-ups are made after unlocking).
+ *
+ * <p>Why monitors and not a ReentrantLock. Goroutines arm and stop timers, and C2 treats
+ * Thread.currentThread() as constant within a compiled method (see M.current): a goroutine frame
+ * that inlined ReentrantLock.lock() and later resumed on another M would take the lock in the
+ * old M's name, and could then "re-enter" it while that M really holds it. A monitor is owned by
+ * the executing thread itself, never by a cached Thread object.
  *
  * Go: runtime/time.go timers
  */
@@ -30,7 +35,6 @@ final class TimerHeap {
     /** The JVM-wide heap for platform threads; created on first use. */
     private static volatile TimerHeap global;
 
-    final ReentrantLock lock = new ReentrantLock();
     /** The runtime whose P owns this heap, or null for the JVM-wide heap. */
     final Sched sched;
     /** The owner P, or null for the JVM-wide heap. */
@@ -106,7 +110,7 @@ final class TimerHeap {
 
     /** Lock and t's monitor held; t is in no heap. */
     void add(RuntimeTimer t) {
-        assert lock.isHeldByCurrentThread() && t.ts == null;
+        assert Thread.holdsLock(this) && t.ts == null;
         if (len == heap.length) {
             heap = java.util.Arrays.copyOf(heap, len * 2);
         }
@@ -120,7 +124,7 @@ final class TimerHeap {
 
     /** Lock and the monitor of heap[i] held. Removes heap[i]. */
     void removeAt(int i) {
-        assert lock.isHeldByCurrentThread();
+        assert Thread.holdsLock(this);
         RuntimeTimer t = heap[i];
         int last = --len;
         size = len;
@@ -225,20 +229,19 @@ final class TimerHeap {
             return 0;
         }
         int ran = 0;
-        lock.lock();
-        try {
-            while (len > 0) {
-                RuntimeTimer t = heap[0];
-                long w;
-                RuntimeTimer.Func f;
-                Object arg;
+        for (;;) {
+            RuntimeTimer t;
+            long w;
+            synchronized (this) {
+                if (len == 0) {
+                    break;
+                }
+                t = heap[0];
                 synchronized (t) {
                     w = t.when;
                     if (w > now) {
                         break;
                     }
-                    f = t.f;
-                    arg = t.arg;
                     if (t.period > 0) {
                         // Missed ticks are skipped, not replayed: the next tick is the first
                         // multiple of period after now.
@@ -252,19 +255,14 @@ final class TimerHeap {
                     }
                     updateMinWhen();
                 }
-                lock.unlock();
-                try {
-                    f.fire(arg, w, now - w);
-                } catch (Throwable e) {
-                    reportTimerFailure(e);
-                } finally {
-                    lock.lock();
-                }
-                ran++;
             }
-        } finally {
-            updateMinWhen();
-            lock.unlock();
+            // The heap is unlocked while the function runs (Go's unlockAndRun).
+            try {
+                t.f.fire(t.arg, w, now - w);
+            } catch (Throwable e) {
+                reportTimerFailure(e);
+            }
+            ran++;
         }
         return ran;
     }
@@ -283,22 +281,19 @@ final class TimerHeap {
      * Go: runtime/time.go timers.take
      */
     long moveAllTo(TimerHeap dst) {
-        lock.lock();
-        dst.lock.lock();
-        try {
-            while (len > 0) {
-                RuntimeTimer t = heap[len - 1];
-                synchronized (t) {
-                    removeAt(len - 1);
-                    dst.add(t);
+        synchronized (this) {
+            synchronized (dst) {
+                while (len > 0) {
+                    RuntimeTimer t = heap[len - 1];
+                    synchronized (t) {
+                        removeAt(len - 1);
+                        dst.add(t);
+                    }
                 }
+                updateMinWhen();
+                dst.updateMinWhen();
+                return dst.minWhen;
             }
-            updateMinWhen();
-            dst.updateMinWhen();
-            return dst.minWhen;
-        } finally {
-            dst.lock.unlock();
-            lock.unlock();
         }
     }
 

@@ -35,8 +35,7 @@ class TimersTest {
         Random rnd = new Random(42);
         List<RuntimeTimer> live = new ArrayList<>();
         RuntimeTimer.Func nop = (a, w, d) -> { };
-        h.lock.lock();
-        try {
+        synchronized (h) {
             for (int step = 0; step < 20_000; step++) {
                 int op = rnd.nextInt(3);
                 if (op == 0 || live.isEmpty()) {
@@ -63,14 +62,11 @@ class TimersTest {
                 assertTrue(h.verify(), "heap order broken at step " + step);
                 assertEquals(live.size(), h.size());
             }
-        } finally {
-            h.lock.unlock();
         }
         // check() runs them in when order and leaves nothing due.
         List<Long> fired = new ArrayList<>();
         TimerHeap h2 = new TimerHeap(null, null);
-        h2.lock.lock();
-        try {
+        synchronized (h2) {
             for (int i = 0; i < 1000; i++) {
                 RuntimeTimer t = new RuntimeTimer((a, w, d) -> fired.add(w), null);
                 synchronized (t) {
@@ -79,8 +75,6 @@ class TimersTest {
                 }
             }
             h2.updateMinWhen();
-        } finally {
-            h2.lock.unlock();
         }
         assertEquals(1000, h2.check(10_000));
         for (int i = 1; i < fired.size(); i++) {
@@ -94,16 +88,13 @@ class TimersTest {
         TimerHeap h = new TimerHeap(null, null);
         List<Long> whens = new ArrayList<>();
         RuntimeTimer t = new RuntimeTimer((a, w, d) -> whens.add(w), null);
-        h.lock.lock();
-        try {
+        synchronized (h) {
             synchronized (t) {
                 t.when = 100;
                 t.period = 10;
                 h.add(t);
             }
             h.updateMinWhen();
-        } finally {
-            h.lock.unlock();
         }
         assertEquals(1, h.check(135));
         assertEquals(List.of(100L), whens);
