@@ -20,7 +20,10 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>So the hog keeps its P, and sysmon gives the P's waiting work a new home instead. When the
  * same goroutine has run a whole quantum since it was asked to yield (two quanta into its time
- * slice, 20 ms by default), sysmon lends a <em>spare P</em> for the hogged P: a P outside allp
+ * slice, 20 ms by default) and its M's thread really ran meanwhile (at least a quarter quantum
+ * of CPU: on a loaded machine a thread the OS did not run looks the same by the wall clock),
+ * sysmon lends a
+ * <em>spare P</em> for the hogged P: a P outside allp
  * (ids from {@link SchedulerConfig#MAX_GOMAXPROCS} up) with its own run queue and timer heap,
  * and starts an M on it ({@code Scheduler.lendSpare}, counted in {@code preemptHandoffs} and in
  * {@code handoffs}). That M runs the ordinary findRunnable: it takes the global queue, steals
@@ -221,9 +224,12 @@ final class Sysmon implements Runnable {
             return false;
         }
         // A thread the OS did not run for a while looks like a hog by the wall clock alone (a
-        // loaded machine): require that the M really burnt a quantum of CPU since the request.
+        // loaded machine): require that the M really ran since the request. A goroutine with
+        // safe points yields within microseconds of running, so a quarter quantum of CPU
+        // without yielding is conclusive; asking for a whole one would only delay the hand-off
+        // on a loaded machine, where that much CPU takes several quanta of wall time.
         long cpu = threadCpuTime(mp);
-        return cpu < 0 || pp.sysmonPreemptCpu < 0 || cpu - pp.sysmonPreemptCpu >= quantumNanos;
+        return cpu < 0 || pp.sysmonPreemptCpu < 0 || cpu - pp.sysmonPreemptCpu >= quantumNanos / 4;
     }
 
     /** CPU time consumed by mp's thread in nanoseconds, or -1 if the JVM cannot tell. */
