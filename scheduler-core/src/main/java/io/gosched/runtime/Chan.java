@@ -193,12 +193,15 @@ public final class Chan<T> implements Iterable<T> {
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;
-            gp.waiting = mysg;
             gp.param = null;
             sendq.enqueue(mysg);
-            Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_SEND);
+            try {
+                Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_SEND);
+            } catch (IllegalStateException pinned) {
+                abandonPark(sendq, mysg); // could not park: nothing ran, the lock is still ours
+                throw pinned;
+            }
             assert gp.param == mysg : "chansend: spurious wakeup";
-            gp.waiting = null;
             gp.param = null;
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
@@ -379,12 +382,15 @@ public final class Chan<T> implements Iterable<T> {
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;
-            gp.waiting = mysg;
             gp.param = null;
             recvq.enqueue(mysg);
-            Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_RECEIVE);
+            try {
+                Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_RECEIVE);
+            } catch (IllegalStateException pinned) {
+                abandonPark(recvq, mysg);
+                throw pinned;
+            }
             assert gp.param == mysg : "chanrecv: spurious wakeup";
-            gp.waiting = null;
             gp.param = null;
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
@@ -398,6 +404,17 @@ public final class Chan<T> implements Iterable<T> {
         Object v = mysg.success ? mysg.elem : CLOSED_EMPTY;
         Sudog.releaseSudog(mysg);
         return v;
+    }
+
+    /**
+     * lock must be held and mysg queued on q by the caller, whose gopark refused to park (a pinned
+     * goroutine: inside {@code Go.procPin} or under a native frame). No commit ran, so the lock was
+     * never released and no waker saw mysg: undo the enqueue, unlock, recycle.
+     */
+    private void abandonPark(WaitQ q, Sudog mysg) {
+        q.dequeueSudoG(mysg);
+        lock.unlock();
+        Sudog.releaseSudog(mysg);
     }
 
     /**

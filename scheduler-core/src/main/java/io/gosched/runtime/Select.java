@@ -214,13 +214,28 @@ public final class Select {
 
         Sudog sg1;
         if (gp != null) {
-            gp.waiting = head;
             gp.param = null;
-            Scheduler.gopark(SEL_PARK_COMMIT, head, WaitReason.SELECT);
+            // The sudog list travels to the commit as its argument (Go reads it from gp.waiting).
+            try {
+                Scheduler.gopark(SEL_PARK_COMMIT, head, WaitReason.SELECT);
+            } catch (IllegalStateException pinned) {
+                // Could not park (pinned goroutine): no commit ran, every lock is still held and no
+                // waker saw the sudogs. Take them back off their queues, unlock, recycle.
+                Sudog sg = head;
+                for (int i = 0; i < norder; i++) {
+                    SelectCase cas = cases[lockorder[i]];
+                    Sudog next = sg.waitlink;
+                    (cas.isSend ? cas.c.sendq : cas.c.recvq).dequeueSudoG(sg);
+                    sg.waitlink = null;
+                    Sudog.releaseSudog(sg);
+                    sg = next;
+                }
+                selunlock(cases, lockorder, norder);
+                throw pinned;
+            }
             sg1 = (Sudog) gp.param;
             gp.param = null;
         } else {
-            parker.waiting = head;
             parker.param = null;
             selunlock(cases, lockorder, norder);
             sg1 = parker.park(cases);
@@ -230,10 +245,8 @@ public final class Select {
         sellock(cases, lockorder, norder);
         if (gp != null) {
             gp.setSelectDone(0);
-            gp.waiting = null;
         } else {
             parker.selectDone = 0;
-            parker.waiting = null;
         }
         int casi = -1;
         boolean caseSuccess = false;

@@ -101,7 +101,16 @@ public final class Sema {
             }
             if (gp != null) {
                 gp.param = null;
-                Scheduler.gopark(SEMA_PARK_COMMIT, this, WaitReason.SEMACQUIRE);
+                try {
+                    Scheduler.gopark(SEMA_PARK_COMMIT, this, WaitReason.SEMACQUIRE);
+                } catch (IllegalStateException pinned) {
+                    // Could not park (pinned goroutine): no commit ran, the lock is still held.
+                    waiters.dequeueSudoG(s);
+                    NWAIT.getAndAdd(this, -1);
+                    lock.unlock();
+                    Sudog.releaseSudog(s);
+                    throw pinned;
+                }
                 gp.param = null;
             } else {
                 parker.param = null;

@@ -166,9 +166,6 @@ final class Sudog {
         volatile int selectDone;
         /** Go's {@code gp.param}: the sudog whose wait completed; written by the waker, volatile publishes the sudog's fields. */
         volatile Sudog param;
-        /** Go's {@code gp.waiting}: the select's sudogs in lock order. */
-        Sudog waiting;
-
         ThreadParker(Thread thread) {
             this.thread = thread;
         }
