@@ -46,8 +46,22 @@ public final class Mutex {
         }
     }
 
+    private static final VarHandle EPISODES;
+    static {
+        try {
+            EPISODES = MethodHandles.lookup().findVarHandle(Mutex.class, "starvationEpisodes", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private volatile int state;
     private final Sema sema = new Sema(0);
+    /**
+     * Times this mutex entered starvation mode (for tests and diagnostics);
+     * bumped only on the slow path, by the waiter whose CAS sets {@link #MUTEX_STARVING}.
+     */
+    private volatile int starvationEpisodes;
 
     /** Locks, waiting while the mutex is held. Go: internal/sync/mutex.go Mutex.Lock */
     public void lock() {
@@ -113,6 +127,9 @@ public final class Mutex {
                 neu &= ~MUTEX_WOKEN;
             }
             if (STATE.compareAndSet(this, old, neu)) {
+                if ((neu & MUTEX_STARVING) != 0 && (old & MUTEX_STARVING) == 0) {
+                    EPISODES.getAndAdd(this, 1); // entered starvation mode
+                }
                 if ((old & (MUTEX_LOCKED | MUTEX_STARVING)) == 0) {
                     break; // locked the mutex with CAS
                 }
@@ -198,6 +215,11 @@ public final class Mutex {
     /** Whether the mutex is in starvation mode now; for tests and diagnostics. */
     boolean isStarving() {
         return (state & MUTEX_STARVING) != 0;
+    }
+
+    /** How many times this mutex has entered starvation mode; for tests and diagnostics. */
+    int starvationEpisodes() {
+        return starvationEpisodes;
     }
 
     /** Whether the mutex is held now (in starvation mode also while being handed over); a snapshot. */

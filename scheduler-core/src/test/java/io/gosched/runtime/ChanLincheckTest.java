@@ -73,12 +73,12 @@ class ChanLincheckTest {
     }
 
     private static ModelCheckingOptions modelChecking() {
-        return new ModelCheckingOptions().iterations(10 * GoTesting.STRESS).invocationsPerIteration(300)
+        return new ModelCheckingOptions().iterations(5 * GoTesting.STRESS).invocationsPerIteration(200)
                 .threads(3).actorsPerThread(3);
     }
 
     private static StressOptions stress() {
-        return new StressOptions().iterations(10 * GoTesting.STRESS).invocationsPerIteration(1000)
+        return new StressOptions().iterations(5 * GoTesting.STRESS).invocationsPerIteration(500)
                 .threads(3).actorsPerThread(3);
     }
 

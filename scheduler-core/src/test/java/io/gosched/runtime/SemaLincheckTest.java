@@ -38,13 +38,13 @@ class SemaLincheckTest {
 
     @Test
     void modelChecking() {
-        new ModelCheckingOptions().iterations(10 * GoTesting.STRESS).invocationsPerIteration(300)
+        new ModelCheckingOptions().iterations(5 * GoTesting.STRESS).invocationsPerIteration(200)
                 .threads(3).actorsPerThread(3).check(SemaOps.class);
     }
 
     @Test
     void stress() {
-        new StressOptions().iterations(10 * GoTesting.STRESS).invocationsPerIteration(1000)
+        new StressOptions().iterations(5 * GoTesting.STRESS).invocationsPerIteration(500)
                 .threads(3).actorsPerThread(3).check(SemaOps.class);
     }
 }
