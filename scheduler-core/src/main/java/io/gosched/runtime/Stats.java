@@ -113,7 +113,8 @@ final class Stats {
         }
         long syscallHandoffs = sched.syscallHandoffs.get();
         long preemptHandoffs = sched.preemptHandoffs.get();
-        return new SchedStats(procs, sched.npidle.get(), threads, sched.nmspinning.get(), idleThreads,
+        // Idle spare Ps (see Sysmon) are not counted: idleProcs stays a share of GOMAXPROCS.
+        return new SchedStats(procs, Math.min(sched.npidle.get(), procs), threads, sched.nmspinning.get(), idleThreads,
                 syscalls, global, local, goroutines, spawned, schedules, steals, stolen, preemptions,
                 syscallHandoffs + preemptHandoffs, timers, netpoll, preemptHandoffs, syscallHandoffs,
                 runnable, waiting, syscalls, new LatencyHistogram(bounds, counts, latCount, latSum / 1e9),
