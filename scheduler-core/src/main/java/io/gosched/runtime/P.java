@@ -101,6 +101,8 @@ final class P {
     /** The G sysmon asked to yield in the current time slice, and when (see "Hogs" in Sysmon). */
     G sysmonPreemptG;
     long sysmonPreemptWhen;
+    /** pp's C_SCHEDULES count when sysmonPreemptG was recorded: unchanged means it never yielded. */
+    long sysmonPreemptRuns;
     /** CPU time of the P's M thread when sysmon asked sysmonPreemptG to yield; -1 unknown. */
     long sysmonPreemptCpu;
 

@@ -20,7 +20,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>So the hog keeps its P, and sysmon gives the P's waiting work a new home instead. When the
  * same goroutine has run a whole quantum since it was asked to yield (two quanta into its time
- * slice, 20 ms by default) and its M's thread really ran meanwhile (at least a quarter quantum
+ * slice, 20 ms by default) without its P running any other G meanwhile and its M's thread really ran meanwhile (at least a quarter quantum
  * of CPU: on a loaded machine a thread the OS did not run looks the same by the wall clock),
  * sysmon lends a
  * <em>spare P</em> for the hogged P: a P outside allp
@@ -204,8 +204,10 @@ final class Sysmon implements Runnable {
     }
 
     /**
-     * Whether pp's current G was asked to yield at least a quantum ago and has not reached a
-     * safe point since (the flag is cleared when a G starts running). Records the G asked.
+     * Whether pp's current G was asked to yield at least a quantum ago and has not stopped
+     * running since: no G at all was executed on pp meanwhile (pp's schedule count is
+     * unchanged; schedtick is not enough, a runnext chain shares one slice), and its M's thread
+     * really ran. Records the G asked and the counts to compare with.
      * Executed only by sysmon.
      */
     private boolean hogging(P pp, long now) {
@@ -214,13 +216,15 @@ final class Sysmon implements Runnable {
         if (gp == null) {
             return false;
         }
-        if (gp != pp.sysmonPreemptG) {
+        long runs = pp.counter(P.C_SCHEDULES);
+        if (gp != pp.sysmonPreemptG || runs != pp.sysmonPreemptRuns) {
             pp.sysmonPreemptG = gp;
+            pp.sysmonPreemptRuns = runs;
             pp.sysmonPreemptWhen = now;
             pp.sysmonPreemptCpu = threadCpuTime(mp);
             return false;
         }
-        if (!gp.preempt || pp.sysmonPreemptWhen + quantumNanos > now || pp.lentSpare != null) {
+        if (pp.sysmonPreemptWhen + quantumNanos > now || pp.lentSpare != null) {
             return false;
         }
         // A thread the OS did not run for a while looks like a hog by the wall clock alone (a
@@ -230,6 +234,14 @@ final class Sysmon implements Runnable {
         // on a loaded machine, where that much CPU takes several quanta of wall time.
         long cpu = threadCpuTime(mp);
         return cpu < 0 || pp.sysmonPreemptCpu < 0 || cpu - pp.sysmonPreemptCpu >= quantumNanos / 4;
+    }
+
+    /** Whether the G that hogged pp is still running the same turn there. */
+    private static boolean stillHogged(P pp) {
+        M mp = pp.m;
+        G hog = pp.sysmonPreemptG;
+        return hog != null && pp.status() == P.RUNNING && pp.counter(P.C_SCHEDULES) == pp.sysmonPreemptRuns
+                && mp != null && mp.curg == hog;
     }
 
     /** CPU time consumed by mp's thread in nanoseconds, or -1 if the JVM cannot tell. */
@@ -256,14 +268,6 @@ final class Sysmon implements Runnable {
             // no management support: fall back to the wall clock
         }
         return null;
-    }
-
-    /** Whether the G that hogged pp is still running the same time slice there. */
-    private static boolean stillHogged(P pp) {
-        M mp = pp.m;
-        G hog = pp.sysmonPreemptG;
-        return hog != null && pp.status() == P.RUNNING && pp.schedtick() == pp.sysmonSchedtick
-                && mp != null && mp.curg == hog;
     }
 
     /**

@@ -96,7 +96,10 @@ class PreemptionTest {
         }
     }
 
-    /** A well-behaved loop (checkpoints) never gets a spare P: hand-off is for hogs only. */
+    /**
+     * A well-behaved loop (checkpoints) never gets a spare P, nor does a runnext ping-pong pair
+     * that shares one slice for the whole test: hand-off is for hogs only.
+     */
     @Test
     void checkpointingLoopsGetNoSpare() throws Exception {
         try (GoRuntime rt = runtime(1)) {
@@ -110,9 +113,14 @@ class PreemptionTest {
                     done.countDown();
                 });
             }
+            AtomicLong turns = new AtomicLong();
+            CountDownLatch pairDone = new CountDownLatch(2);
+            startPair(rt, 10, turns, stop, pairDone);
             Thread.sleep(300);
             stop.set(true);
             assertTrue(done.await(10, TimeUnit.SECONDS));
+            assertTrue(pairDone.await(10, TimeUnit.SECONDS));
+            assertThat(turns.get()).isPositive();
             assertThat(rt.stats().preemptions()).isPositive();
             assertThat(rt.stats().preemptHandoffs()).isZero();
         }
