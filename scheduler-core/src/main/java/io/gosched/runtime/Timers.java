@@ -29,8 +29,9 @@ final class Timers {
     };
 
     /**
-     * time.Sleep. In a goroutine: parks on the current P's timer heap. On a platform thread:
-     * parks the thread (never early either).
+     * time.Sleep. In a goroutine: parks on the current P's timer heap (inside Go.procPin it
+     * fails as every park does: a pinned goroutine cannot block). On a platform thread: parks
+     * the thread (never early either).
      * Can be executed by any thread.
      * Go: runtime/time.go timeSleep
      */
@@ -43,18 +44,6 @@ final class Timers {
         G gp = Scheduler.getg();
         if (gp == null) {
             parkFor(nanos);
-            return;
-        }
-        if (gp.locks > 0) {
-            // A goroutine inside Go.procPin cannot park; it sleeps as a syscall so the P stays
-            // useful. (Continuation.isPinned is not a usable test here: it also reports the
-            // continuation's own entry frames.)
-            Scheduler.entersyscall(gp);
-            try {
-                parkFor(nanos);
-            } finally {
-                Scheduler.exitsyscall(gp);
-            }
             return;
         }
         if (gp.sleepTimer == null) {
