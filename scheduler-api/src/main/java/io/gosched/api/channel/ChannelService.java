@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -146,6 +147,7 @@ public final class ChannelService {
             CompletableFuture<Void> f = ch.sendAsync(value);
             AtomicBoolean answered = new AtomicBoolean();
             Mono<SendResult> delivered = Mono.fromFuture(f, true)
+                    .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
                     .then(Mono.fromSupplier(() -> new SendResult(true, null)))
                     .onErrorMap(ChanClosedException.class, e -> closed(name));
             Mono<SendResult> giveUp = giveUpSignal(timeout).flatMap(reason -> {
@@ -179,7 +181,9 @@ public final class ChannelService {
         return Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
             AtomicBoolean answered = new AtomicBoolean();
-            Mono<RecvResult> taken = Mono.fromFuture(f, true).map(ChannelService::result);
+            Mono<RecvResult> taken = Mono.fromFuture(f, true)
+                    .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
+                    .map(ChannelService::result);
             Mono<RecvResult> giveUp = giveUpSignal(timeout).flatMap(reason -> {
                 if (f.cancel(false)) {
                     return Mono.just(new RecvResult(false, null, false, reason));
