@@ -57,6 +57,7 @@ public final class ChannelService {
     private final ApiMetrics metrics;
     /** Completed when the application starts closing: pending HTTP operations give up and answer. */
     private final Sinks.Empty<Void> shutdown = Sinks.empty();
+    private volatile boolean shuttingDown;
 
     public ChannelService(ApiProperties properties, ApiMetrics metrics) {
         this.limits = properties.channels();
@@ -78,6 +79,7 @@ public final class ChannelService {
 
     /** {@code make(chan any, capacity)} under {@code name}; 409 if the name is taken, 429 at the channel limit. */
     public NamedChannel create(String name, int capacity) {
+        refuseWhileShuttingDown();
         if (channels.size() >= limits.maxChannels()) {
             throw ApiProblem.overloaded("there are already " + channels.size() + " channels, the limit", Duration.ofSeconds(5));
         }
@@ -142,6 +144,7 @@ public final class ChannelService {
      * answer guarantees. Errors: 404 unknown channel, 409 closed channel.
      */
     public Mono<SendResult> send(String name, JsonNode value, Duration timeout) {
+        refuseWhileShuttingDown();
         Chan<Object> ch = get(name).chan();
         return Mono.defer(() -> {
             CompletableFuture<Void> f = ch.sendAsync(value);
@@ -177,6 +180,7 @@ public final class ChannelService {
      * closed and drained (Go's {@code v, ok := <-ch}). Errors: 404 unknown channel.
      */
     public Mono<RecvResult> recv(String name, Duration timeout) {
+        refuseWhileShuttingDown();
         Chan<Object> ch = get(name).chan();
         return Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
@@ -219,7 +223,15 @@ public final class ChannelService {
 
     /** Answers every pending HTTP send and receive ("shutdown") so graceful shutdown can drain. */
     public void beginShutdown() {
+        shuttingDown = true;
         shutdown.tryEmitEmpty();
+    }
+
+    /** New channels and new HTTP sends and receives get 503 once shutdown has begun. */
+    private void refuseWhileShuttingDown() {
+        if (shuttingDown) {
+            throw ApiProblem.shuttingDown();
+        }
     }
 
     private static RecvResult result(Received<Object> r) {

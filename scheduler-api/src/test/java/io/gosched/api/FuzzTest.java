@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * parser answers a workload or violations, nothing else, quickly; the endpoints answer 2xx or
  * 4xx, never 5xx, and never hang.
  */
-class FuzzProperties {
+class FuzzTest {
 
     static final JsonMapper JSON = JsonMapper.builder().build();
     static final JsonNodeFactory F = JsonNodeFactory.instance;
@@ -169,7 +169,7 @@ class FuzzProperties {
     @Provide
     Arbitrary<JsonNode> mutatedWorkload() {
         return Combinators.combine(Arbitraries.of(seeds()), Arbitraries.integers().between(0, 10_000), json(2),
-                Arbitraries.of(true, false)).as(FuzzProperties::mutate);
+                Arbitraries.of(true, false)).as(FuzzTest::mutate);
     }
 
     /** Text-level damage to a valid request: truncation, a stray character, a doubled span. */
