@@ -378,5 +378,6 @@ class ApiHttpTest {
                 .jsonPath("$.paths['/api/v1/channels/{name}/send'].post").exists()
                 .jsonPath("$.paths['/api/v1/scheduler/gomaxprocs'].put").exists()
                 .jsonPath("$.paths['/api/v1/workloads'].get").exists();
+        http.get().uri("/swagger-ui.html").exchange().expectStatus().is3xxRedirection();
     }
 }
