@@ -339,6 +339,7 @@ public final class JobService {
     // ---------------------------------------------------------------- reads
 
     public JobView get(String id) {
+        evict(clock.instant()); // an expired job is gone even if nothing else happened since
         return find(id).view();
     }
 
