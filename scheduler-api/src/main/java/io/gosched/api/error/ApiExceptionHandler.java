@@ -59,6 +59,13 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         if (ex instanceof ApiProblem || ex instanceof org.springframework.web.ErrorResponse) {
             return handleException(ex, exchange);
         }
+        if (reactor.netty.channel.AbortedException.isConnectionReset(ex)
+                || ex instanceof reactor.netty.channel.AbortedException) {
+            // The client hung up before the answer was written: nobody is left to answer, and it
+            // is not our error. Channel operations account for it themselves (see ChannelService).
+            log.debug("client went away during " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath());
+            return Mono.empty();
+        }
         log.error("unexpected error on " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath(), ex);
         ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR, "internal error");
         body.setType(ApiProblem.type("internal"));
