@@ -1,0 +1,60 @@
+package io.gosched.web.telemetry;
+
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedStats;
+import java.time.Duration;
+import java.util.function.LongSupplier;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.stereotype.Component;
+
+/**
+ * The one place the web layer reads {@link GoRuntime#stats()}: a read is kept for
+ * {@code gosched.telemetry.snapshot-ttl} (a few milliseconds) and handed to every caller in that
+ * window.
+ *
+ * <p>Why: a Prometheus scrape evaluates some fifty gosched meters one after the other. Reading the
+ * runtime per meter would cost fifty snapshots and, worse, mix counters from different instants
+ * (a rate of steals against a count of schedules taken later). One cached read per scrape is both
+ * cheaper and self-consistent.
+ *
+ * <p>Thread-safe: the cached pair is one immutable object published through a volatile field; two
+ * callers racing past the deadline may both read the runtime, which is harmless.
+ */
+@Component
+public class SchedStatsSource {
+
+    /** An immutable (read time, stats) pair so the check and the value come from one volatile read. */
+    private record Cached(long readAtNanos, SchedStats stats) {}
+
+    private final GoRuntime runtime;
+    private final long ttlNanos;
+    private final LongSupplier nanoClock;
+    private volatile Cached cached; // publishes the immutable pair; readers never see a torn one
+
+    @Autowired
+    public SchedStatsSource(GoRuntime runtime, TelemetryProperties properties) {
+        this(runtime, properties.snapshotTtl(), System::nanoTime);
+    }
+
+    SchedStatsSource(GoRuntime runtime, Duration ttl, LongSupplier nanoClock) {
+        this.runtime = runtime;
+        this.ttlNanos = ttl.toNanos();
+        this.nanoClock = nanoClock;
+    }
+
+    /** Can be called from any thread: the latest stats, at most the configured TTL old. */
+    public SchedStats stats() {
+        long now = nanoClock.getAsLong();
+        Cached c = cached;
+        if (c == null || now - c.readAtNanos() >= ttlNanos) {
+            c = new Cached(now, runtime.stats());
+            cached = c;
+        }
+        return c.stats();
+    }
+
+    /** The runtime whose stats this reads (for the per-request GOMAXPROCS of the page, say). */
+    public GoRuntime runtime() {
+        return runtime;
+    }
+}
