@@ -8,11 +8,12 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
  * The gosched service: the scheduler-api controllers (jobs, channels, scheduler control) plus this
  * module's telemetry (Micrometer binder, SSE stream, live page at {@code /}).
  *
- * <p>The scan covers all of {@code io.gosched} because scheduler-api is a plain jar of controllers
- * and services with no application class of its own (it owns the {@code GoRuntime} bean).
+ * <p>scheduler-api arrives through its own auto-configuration (it owns the {@code GoRuntime} bean
+ * and its lifecycle), so the component scan stays on this module's packages: scanning
+ * {@code io.gosched.api} as well would register its configuration classes twice.
  */
-@SpringBootApplication(scanBasePackages = "io.gosched")
-@ConfigurationPropertiesScan("io.gosched")
+@SpringBootApplication
+@ConfigurationPropertiesScan
 public class GoschedApplication {
 
     public static void main(String[] args) {

@@ -41,7 +41,7 @@ import reactor.core.scheduler.Schedulers;
  *   <tr><td>gosched_sched_threads_total_threads</td><td>gauge</td><td>/sched/threads/total:threads</td></tr>
  *   <tr><td>gosched_sched_latencies_seconds</td><td>histogram</td><td>/sched/latencies:seconds ({@link SchedLatencyCollector})</td></tr>
  *   <tr><td>gosched_threads{state=running|spinning|idle|syscall}</td><td>gauge</td><td>Ms by state (schedtrace)</td></tr>
- *   <tr><td>gosched_procs{state=running|idle|syscall}</td><td>gauge</td><td>Ps by status</td></tr>
+ *   <tr><td>gosched_procs{state=running|idle|syscall|gcstop}</td><td>gauge</td><td>Ps by status</td></tr>
  *   <tr><td>gosched_runqueue_global_goroutines, gosched_runqueue_local_goroutines{p}</td><td>gauge</td><td>schedtrace runqueue=… [..]</td></tr>
  *   <tr><td>gosched_p_schedticks_total{p}, gosched_p_syscallticks_total{p}, gosched_p_timers{p}</td><td>counter, gauge</td><td>scheddetail</td></tr>
  *   <tr><td>gosched_schedules_total, gosched_steals_total, gosched_stolen_goroutines_total</td><td>counter</td><td>schedule() calls, runqsteal successes, Gs moved</td></tr>
@@ -100,7 +100,7 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
                     .strongReference(true)
                     .register(registry);
         }
-        for (String state : List.of("running", "idle", "syscall")) {
+        for (String state : List.of("running", "idle", "syscall", "gcstop")) {
             Gauge.builder("gosched.procs", source, src -> procsIn(src.stats(), state))
                     .description("Ps by status")
                     .tag("state", state)
