@@ -4,6 +4,7 @@ import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedStats;
 import java.time.Duration;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Component;
 
@@ -26,18 +27,19 @@ public class SchedStatsSource {
     /** An immutable (read time, stats) pair so the check and the value come from one volatile read. */
     private record Cached(long readAtNanos, SchedStats stats) {}
 
-    private final GoRuntime runtime;
+    private final Supplier<SchedStats> read;
     private final long ttlNanos;
     private final LongSupplier nanoClock;
     private volatile Cached cached; // publishes the immutable pair; readers never see a torn one
 
     @Autowired
     public SchedStatsSource(GoRuntime runtime, TelemetryProperties properties) {
-        this(runtime, properties.snapshotTtl(), System::nanoTime);
+        this(runtime::stats, properties.snapshotTtl(), System::nanoTime);
     }
 
-    SchedStatsSource(GoRuntime runtime, Duration ttl, LongSupplier nanoClock) {
-        this.runtime = runtime;
+    /** For tests: any stats supplier and clock. */
+    SchedStatsSource(Supplier<SchedStats> read, Duration ttl, LongSupplier nanoClock) {
+        this.read = read;
         this.ttlNanos = ttl.toNanos();
         this.nanoClock = nanoClock;
     }
@@ -47,14 +49,9 @@ public class SchedStatsSource {
         long now = nanoClock.getAsLong();
         Cached c = cached;
         if (c == null || now - c.readAtNanos() >= ttlNanos) {
-            c = new Cached(now, runtime.stats());
+            c = new Cached(now, read.get());
             cached = c;
         }
         return c.stats();
-    }
-
-    /** The runtime whose stats this reads (for the per-request GOMAXPROCS of the page, say). */
-    public GoRuntime runtime() {
-        return runtime;
     }
 }
