@@ -36,7 +36,12 @@ class ChannelController {
     /** Body of POST /api/v1/channels. */
     record CreateChannel(
             @NotNull @Pattern(regexp = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}") String name,
-            @Min(0) @Max(Integer.MAX_VALUE) int capacity) {}
+            @Min(0) @Max(Integer.MAX_VALUE) Integer capacity) {
+
+        int capacityOrZero() {
+            return capacity == null ? 0 : capacity;
+        }
+    }
 
     /** Body of a send: any JSON value (null included) and how long to wait. */
     record SendRequest(JsonNode value, @Min(0) Long timeoutMs) {}
@@ -53,10 +58,10 @@ class ChannelController {
     @PostMapping
     @Operation(summary = "Create a channel: make(chan any, capacity)")
     ResponseEntity<ChannelService.ChannelView> create(@Valid @RequestBody CreateChannel body) {
-        if (body.capacity() > channels.maxCapacity()) {
+        if (body.capacityOrZero() > channels.maxCapacity()) {
             throw ApiProblem.invalid("/capacity", "must be between 0 and " + channels.maxCapacity() + ", was " + body.capacity());
         }
-        ChannelService.NamedChannel ch = channels.create(body.name(), body.capacity());
+        ChannelService.NamedChannel ch = channels.create(body.name(), body.capacityOrZero());
         return ResponseEntity.created(URI.create("/api/v1/channels/" + ch.name())).body(channels.view(ch));
     }
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -56,6 +57,7 @@ public final class ChannelService {
     private final ApiMetrics metrics;
     /** Completed when the application starts closing: pending HTTP operations give up and answer. */
     private final Sinks.Empty<Void> shutdown = Sinks.empty();
+    private volatile boolean shuttingDown;
 
     public ChannelService(ApiProperties properties, ApiMetrics metrics) {
         this.limits = properties.channels();
@@ -77,6 +79,7 @@ public final class ChannelService {
 
     /** {@code make(chan any, capacity)} under {@code name}; 409 if the name is taken, 429 at the channel limit. */
     public NamedChannel create(String name, int capacity) {
+        refuseWhileShuttingDown();
         if (channels.size() >= limits.maxChannels()) {
             throw ApiProblem.overloaded("there are already " + channels.size() + " channels, the limit", Duration.ofSeconds(5));
         }
@@ -141,11 +144,13 @@ public final class ChannelService {
      * answer guarantees. Errors: 404 unknown channel, 409 closed channel.
      */
     public Mono<SendResult> send(String name, JsonNode value, Duration timeout) {
+        refuseWhileShuttingDown();
         Chan<Object> ch = get(name).chan();
         return Mono.defer(() -> {
             CompletableFuture<Void> f = ch.sendAsync(value);
             AtomicBoolean answered = new AtomicBoolean();
             Mono<SendResult> delivered = Mono.fromFuture(f, true)
+                    .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
                     .then(Mono.fromSupplier(() -> new SendResult(true, null)))
                     .onErrorMap(ChanClosedException.class, e -> closed(name));
             Mono<SendResult> giveUp = giveUpSignal(timeout).flatMap(reason -> {
@@ -175,11 +180,14 @@ public final class ChannelService {
      * closed and drained (Go's {@code v, ok := <-ch}). Errors: 404 unknown channel.
      */
     public Mono<RecvResult> recv(String name, Duration timeout) {
+        refuseWhileShuttingDown();
         Chan<Object> ch = get(name).chan();
         return Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
             AtomicBoolean answered = new AtomicBoolean();
-            Mono<RecvResult> taken = Mono.fromFuture(f, true).map(ChannelService::result);
+            Mono<RecvResult> taken = Mono.fromFuture(f, true)
+                    .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
+                    .map(ChannelService::result);
             Mono<RecvResult> giveUp = giveUpSignal(timeout).flatMap(reason -> {
                 if (f.cancel(false)) {
                     return Mono.just(new RecvResult(false, null, false, reason));
@@ -215,7 +223,15 @@ public final class ChannelService {
 
     /** Answers every pending HTTP send and receive ("shutdown") so graceful shutdown can drain. */
     public void beginShutdown() {
+        shuttingDown = true;
         shutdown.tryEmitEmpty();
+    }
+
+    /** New channels and new HTTP sends and receives get 503 once shutdown has begun. */
+    private void refuseWhileShuttingDown() {
+        if (shuttingDown) {
+            throw ApiProblem.shuttingDown();
+        }
     }
 
     private static RecvResult result(Received<Object> r) {

@@ -18,6 +18,7 @@ import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.validation.FieldError;
@@ -25,6 +26,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.bind.support.WebExchangeBindException;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
+import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.reactive.result.method.annotation.ResponseEntityExceptionHandler;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebInputException;
@@ -98,14 +100,28 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         return handleException(ApiProblem.invalid(vs.isEmpty() ? List.of(new Violation("", "invalid request")) : vs), exchange);
     }
 
-    /** Every problem body gets {@code instance} = the request path, if nobody set one. */
+    /**
+     * Last stop of every answer this advice builds: each problem body gets {@code instance} (the
+     * request path) and a {@code type} of ours instead of {@code about:blank}, and is written as
+     * problem+json whatever the handler produces (an SSE endpoint's errors too).
+     */
     @Override
-    protected Mono<ResponseEntity<Object>> handleExceptionInternal(Exception ex, Object body, HttpHeaders headers,
-            HttpStatusCode status, ServerWebExchange exchange) {
-        if (body instanceof ProblemDetail pd && pd.getInstance() == null) {
-            pd.setInstance(URI.create(exchange.getRequest().getPath().value()));
+    protected Mono<ResponseEntity<Object>> createResponseEntity(Object body, HttpHeaders headers, HttpStatusCode status,
+            ServerWebExchange exchange) {
+        if (body instanceof ProblemDetail pd) {
+            if (pd.getInstance() == null) {
+                pd.setInstance(URI.create(exchange.getRequest().getPath().value()));
+            }
+            if (pd.getType() == null || "about:blank".equals(pd.getType().toString())) {
+                pd.setType(ApiProblem.type(ProblemErrorWebExceptionHandler.slug(status)));
+            }
+            HttpHeaders h = new HttpHeaders();
+            h.addAll(headers);
+            h.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+            headers = h;
+            exchange.getAttributes().remove(HandlerMapping.PRODUCIBLE_MEDIA_TYPES_ATTRIBUTE);
         }
-        return super.handleExceptionInternal(ex, body, headers, status, exchange);
+        return super.createResponseEntity(body, headers, status, exchange);
     }
 
     /** Where in the body reading failed, and why, worded for the client (no class names). */

@@ -103,7 +103,7 @@ public class ProblemErrorWebExceptionHandler implements WebExceptionHandler, Ord
         return m;
     }
 
-    private static String slug(HttpStatusCode status) {
+    static String slug(HttpStatusCode status) {
         HttpStatus s = HttpStatus.resolve(status.value());
         return s == null ? "http-" + status.value() : s.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
     }

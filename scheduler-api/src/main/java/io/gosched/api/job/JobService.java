@@ -301,9 +301,11 @@ public final class JobService {
             reserved -= job.spec.workload().goroutines();
         }
         Instant now = clock.instant();
-        boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && !shuttingDown
-                && job.attemptsLeft() && waiting.incrementAndGet() > 0;
+        boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && !shuttingDown && job.attemptsLeft();
         if (retry) {
+            // An automatic retry is not a new submission: it bypasses the queue cap so that an
+            // accepted job is never dropped between attempts.
+            waiting.incrementAndGet();
             job.transition(JobState.RUNNING, JobState.QUEUED, now);
             schedule(job, Duration.ofMillis(job.spec.retry().backoffBefore(job.attempt() + 1)));
         } else {
