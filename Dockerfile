@@ -1,3 +1,5 @@
+# syntax=docker/dockerfile:1
+# (BuildKit, the default builder since Docker 23 and in compose v2, for the Maven cache mount below.)
 # Multi-stage build of the gosched service on Temurin 25.
 # Build: the whole reactor (the app needs scheduler-core and scheduler-api), tests skipped here
 # because CI runs them; the Maven repository is a BuildKit cache between builds.
