@@ -11,7 +11,9 @@ import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricMetadata;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Exports the core's scheduling-latency histogram (runnable → running, Go's
@@ -36,10 +38,13 @@ final class SchedLatencyCollector implements Collector {
     static final String NAME = "gosched_sched_latencies_seconds";
 
     private final SchedStatsSource source;
+    private final Labels labels;
     private PrometheusRegistry registeredOn; // guarded by this
 
-    SchedLatencyCollector(SchedStatsSource source) {
+    /** @param labels the common tags Micrometer adds to its own meters, so this series matches them */
+    SchedLatencyCollector(SchedStatsSource source, Map<String, String> labels) {
         this.source = source;
+        this.labels = Labels.of(new ArrayList<>(labels.keySet()), new ArrayList<>(labels.values()));
     }
 
     @Override
@@ -47,7 +52,7 @@ final class SchedLatencyCollector implements Collector {
         LatencyHistogram h = source.stats().schedLatency();
         ClassicHistogramBuckets buckets = ClassicHistogramBuckets.of(h.upperBoundsSeconds(), h.counts());
         var point = new HistogramSnapshot.HistogramDataPointSnapshot(
-                buckets, h.sumSeconds(), Labels.EMPTY, Exemplars.EMPTY, 0L);
+                buckets, h.sumSeconds(), labels, Exemplars.EMPTY, 0L);
         return new HistogramSnapshot(
                 new MetricMetadata(NAME, "Time goroutines spent runnable before running (Go: /sched/latencies:seconds)",
                         Unit.SECONDS),

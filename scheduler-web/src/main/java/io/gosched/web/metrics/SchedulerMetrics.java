@@ -17,9 +17,15 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
@@ -69,12 +75,23 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
     private final Map<MeterRegistry, Map<Integer, List<Meter>>> procMeters = new HashMap<>();
     private final Disposable reconciler;
 
-    public SchedulerMetrics(SchedStatsSource source) {
+    /**
+     * @param environment read for {@code management.metrics.tags.*}: Micrometer applies those common
+     *     tags to its own meters only, and the latency histogram is not a Micrometer meter
+     */
+    @Autowired
+    public SchedulerMetrics(SchedStatsSource source, Environment environment) {
+        this(source, Binder.get(environment)
+                .bind("management.metrics.tags", Bindable.mapOf(String.class, String.class))
+                .orElse(Map.of()));
+    }
+
+    SchedulerMetrics(SchedStatsSource source, Map<String, String> commonTags) {
         this.source = source;
-        this.latencyCollector = new SchedLatencyCollector(source);
+        this.latencyCollector = new SchedLatencyCollector(source, new TreeMap<>(commonTags));
         this.reconciler = Schedulers.single().schedulePeriodically(
                 this::reconcileProcMeters,
-                RECONCILE_PERIOD.toMillis(), RECONCILE_PERIOD.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                RECONCILE_PERIOD.toMillis(), RECONCILE_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.gosched.web.telemetry;
 
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -33,5 +34,24 @@ public record TelemetryProperties(
             @NotNull @DefaultValue("1s") Duration defaultInterval,
             @NotNull @DefaultValue("100ms") Duration minInterval,
             @NotNull @DefaultValue("10s") Duration maxInterval,
-            @NotNull @DefaultValue("15s") Duration keepalive) {}
+            @NotNull @DefaultValue("15s") Duration keepalive) {
+
+        /** The bounds must hold the default, and the tick must be a real period. */
+        @AssertTrue(message = "must satisfy 0 < min-interval <= default-interval <= max-interval")
+        public boolean isOrdered() {
+            return minInterval == null || defaultInterval == null || maxInterval == null
+                    || (minInterval.isPositive() && minInterval.compareTo(defaultInterval) <= 0
+                            && defaultInterval.compareTo(maxInterval) <= 0);
+        }
+
+        @AssertTrue(message = "keepalive must be positive")
+        public boolean isKeepalivePositive() {
+            return keepalive == null || keepalive.isPositive();
+        }
+    }
+
+    @AssertTrue(message = "snapshot-ttl must not be negative")
+    public boolean isSnapshotTtlValid() {
+        return snapshotTtl == null || !snapshotTtl.isNegative();
+    }
 }

@@ -6,6 +6,7 @@ import io.gosched.runtime.SchedStats;
 import io.gosched.web.telemetry.FakeStats;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -25,7 +26,7 @@ class SchedulerMetricsTest {
         metrics = new SchedulerMetrics(FakeStats.source(() -> {
             reads.incrementAndGet();
             return current.get();
-        }));
+        }), Map.of("application", "gosched-test"));
         metrics.bindTo(registry);
     }
 
@@ -75,13 +76,13 @@ class SchedulerMetricsTest {
         // core counts per bucket are 1,2,3,4,5 (not cumulative); Prometheus buckets accumulate
         assertThat(text).contains(
                 "# TYPE gosched_sched_latencies_seconds histogram",
-                "gosched_sched_latencies_seconds_bucket{le=\"1.0E-6\"} 1",
-                "gosched_sched_latencies_seconds_bucket{le=\"1.0E-5\"} 3",
-                "gosched_sched_latencies_seconds_bucket{le=\"1.0E-4\"} 6",
-                "gosched_sched_latencies_seconds_bucket{le=\"0.001\"} 10",
-                "gosched_sched_latencies_seconds_bucket{le=\"+Inf\"} 15",
-                "gosched_sched_latencies_seconds_count 15",
-                "gosched_sched_latencies_seconds_sum 0.5");
+                "gosched_sched_latencies_seconds_bucket{application=\"gosched-test\",le=\"1.0E-6\"} 1",
+                "gosched_sched_latencies_seconds_bucket{application=\"gosched-test\",le=\"1.0E-5\"} 3",
+                "gosched_sched_latencies_seconds_bucket{application=\"gosched-test\",le=\"1.0E-4\"} 6",
+                "gosched_sched_latencies_seconds_bucket{application=\"gosched-test\",le=\"0.001\"} 10",
+                "gosched_sched_latencies_seconds_bucket{application=\"gosched-test\",le=\"+Inf\"} 15",
+                "gosched_sched_latencies_seconds_count{application=\"gosched-test\"} 15",
+                "gosched_sched_latencies_seconds_sum{application=\"gosched-test\"} 0.5");
         String openMetrics = registry.scrape("application/openmetrics-text; version=1.0.0; charset=utf-8");
         assertThat(openMetrics).contains("# TYPE gosched_sched_latencies_seconds histogram",
                 "# UNIT gosched_sched_latencies_seconds seconds");
