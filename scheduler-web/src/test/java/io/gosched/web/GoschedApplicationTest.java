@@ -39,7 +39,7 @@ class GoschedApplicationTest {
                 .toList();
         assertThat(missing).as("dashboard metrics absent from /actuator/prometheus").isEmpty();
         assertThat(text).contains("gosched_sched_goroutines_created_goroutines_total");
-        assertThat(text).containsPattern("(?m)^gosched_sched_latencies_seconds_count [1-9]");
+        assertThat(text).containsPattern("(?m)^gosched_sched_latencies_seconds_count\\{application=\"gosched\"} [1-9]");
     }
 
     @Test

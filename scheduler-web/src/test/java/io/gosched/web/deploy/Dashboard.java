@@ -18,9 +18,10 @@ public final class Dashboard {
 
     /** One query of one panel. */
     public record Query(int panelId, String panel, String refId, String expr) {
-        /** The expression with Grafana's variables replaced so Prometheus can run it. */
+        /** The expression with Grafana's variables replaced (as with "All" instances) so Prometheus can run it. */
         public String promql(String rateInterval) {
-            return expr.replace("$__rate_interval", rateInterval).replace("$__interval", rateInterval);
+            return expr.replace("$__rate_interval", rateInterval).replace("$__interval", rateInterval)
+                    .replace("$instance", ".*");
         }
     }
 

@@ -42,6 +42,18 @@ class DashboardTest {
     }
 
     @Test
+    void everySeriesIsScopedToTheInstanceVariable() {
+        JsonNode variable = dashboard.json.get("templating").get("list").get(0);
+        assertThat(variable.get("name").asString()).isEqualTo("instance");
+        assertThat(variable.get("allValue").asString()).isEqualTo(".*");
+        for (Dashboard.Query q : dashboard.queries()) {
+            int series = q.expr().split("\\b(gosched|http|jvm|process)_[a-z0-9_]+", -1).length - 1;
+            int scoped = q.expr().split("instance=~\"\\$instance\"", -1).length - 1;
+            assertThat(scoped).as("%s [%s] %s", q.panel(), q.refId(), q.expr()).isEqualTo(series).isPositive();
+        }
+    }
+
+    @Test
     void metricNameExtractionSeesSeriesNotFunctions() {
         assertThat(dashboard.metricNames()).doesNotContain("rate", "sum", "histogram_quantile", "le", "by")
                 .allMatch(n -> n.matches("[a-z_][a-z0-9_]*"));
