@@ -1,5 +1,9 @@
 // The live page: draws the scheduler from /api/v1/telemetry/stream (SSE), lists jobs from
 // /api/v1/jobs and starts template jobs from /api/v1/workloads. No libraries: it must work offline.
+//
+// When the service sets gosched.api.token, every /api/v1 call needs "Authorization: Bearer ...".
+// EventSource cannot send headers, so the stream is read with fetch() and parsed here; after a 401
+// the page shows a token field and keeps the token for the tab (sessionStorage).
 'use strict';
 
 const RUNQ_SLOTS = 256;          // size of a P's local ring (Go: runtime/runtime2.go runq [256]guintptr)
@@ -7,6 +11,24 @@ const HISTORY = 120;             // points kept in the rate chart
 const STREAM_INTERVAL_MS = 500;
 
 const $ = (id) => document.getElementById(id);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const TOKEN_KEY = 'gosched.token';
+
+function api(path, options = {}) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = Object.assign({}, options.headers || {});
+  if (token) headers.Authorization = 'Bearer ' + token;
+  return fetch(path, Object.assign({}, options, { headers })).then((r) => {
+    if (r.status === 401) askForToken();
+    return r;
+  });
+}
+
+function askForToken() {
+  const field = $('token');
+  field.hidden = false;
+  setConn('token needed', false);
+}
 const fmt = (n) => (n === undefined || n === null) ? '–' : Number(n).toLocaleString('en-US');
 const history = [];              // {t, steals, preempt, handoff} per second
 let previous = null;             // last snapshot, to turn totals into rates
@@ -123,14 +145,49 @@ function render(s) {
   pushRates(s);
 }
 
-function connect() {
-  const source = new EventSource('/api/v1/telemetry/stream?intervalMs=' + STREAM_INTERVAL_MS);
-  source.addEventListener('snapshot', (e) => {
-    $('conn').textContent = 'live';
-    $('conn').className = 'conn on';
-    render(JSON.parse(e.data));
-  });
-  source.onerror = () => { $('conn').textContent = 'reconnecting…'; $('conn').className = 'conn off'; };
+function setConn(text, on) {
+  $('conn').textContent = text;
+  $('conn').className = on ? 'conn on' : 'conn off';
+}
+
+/** One SSE block ("event:…", "data:…" lines); comments (":keepalive") are ignored. */
+function handleBlock(block) {
+  let event = 'message';
+  const data = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (line.startsWith('event:')) event = line.slice(6).trim();
+    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  if (event === 'snapshot' && data.length) {
+    setConn('live', true);
+    render(JSON.parse(data.join('\n')));
+  }
+}
+
+/** Reads the stream for as long as the page lives, reconnecting after 2 s on any end or error. */
+async function connect() {
+  for (;;) {
+    try {
+      const r = await api('/api/v1/telemetry/stream?intervalMs=' + STREAM_INTERVAL_MS,
+        { headers: { Accept: 'text/event-stream' } });
+      if (r.ok) {
+        const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+            handleBlock(buffer.slice(0, end));
+            buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+          }
+        }
+      }
+    } catch (e) { /* network error: retry below */ }
+    if ($('conn').textContent !== 'token needed') setConn('reconnecting…', false);
+    await sleep(2000);
+  }
 }
 
 // ---- jobs ------------------------------------------------------------------------------------
@@ -152,7 +209,7 @@ function showParams() {
 
 async function loadTemplates() {
   try {
-    const r = await fetch('/api/v1/workloads');
+    const r = await api('/api/v1/workloads');
     templates = (await r.json()).templates || [];
   } catch (e) {
     templates = [];
@@ -167,7 +224,7 @@ async function submitJob(ev) {
   for (const input of $('params').querySelectorAll('input')) params[input.name] = Number(input.value);
   $('job-status').textContent = 'submitting…';
   try {
-    const r = await fetch('/api/v1/jobs', {
+    const r = await api('/api/v1/jobs', {
       method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ template: $('template').value, params }),
     });
@@ -181,7 +238,7 @@ async function submitJob(ev) {
 
 async function loadJobs() {
   try {
-    const r = await fetch('/api/v1/jobs?size=10');
+    const r = await api('/api/v1/jobs?size=10');
     if (!r.ok) return;
     const page = await r.json();
     $('jobs').querySelector('tbody').innerHTML = (page.items || []).map((j) => `<tr>
@@ -190,6 +247,12 @@ async function loadJobs() {
   } catch (e) { /* the next poll retries */ }
 }
 
+$('token').addEventListener('change', () => {
+  sessionStorage.setItem(TOKEN_KEY, $('token').value.trim());
+  setConn('connecting…', false);
+  loadTemplates();
+  loadJobs();
+});
 $('template').addEventListener('change', showParams);
 $('job-form').addEventListener('submit', submitJob);
 window.addEventListener('resize', drawChart);

@@ -1,23 +1,16 @@
 package io.gosched.web.page;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gosched.runtime.GoRuntime;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.OutputType;
-import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -34,9 +27,6 @@ import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTest
 @AutoConfigureWebTestClient
 class LivePageBrowserTest {
 
-    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-    static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
-
     @LocalServerPort
     int port;
 
@@ -46,7 +36,7 @@ class LivePageBrowserTest {
     @TempDir
     Path profile;
 
-    private WebDriver driver;
+    private ChromeDriver driver;
 
     @AfterEach
     void quit() {
@@ -57,16 +47,7 @@ class LivePageBrowserTest {
 
     @Test
     void showsOneLanePerPAndNumbersMoveAfterAJobStartedFromTheForm() throws Exception {
-        assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "/usr/bin/chromium or /usr/bin/chromedriver missing: install Debian packages 'chromium chromium-driver' (CI does)");
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1400,1300", "--user-data-dir=" + profile);
-        driver = new ChromeDriver(service, options);
+        driver = Chromium.start(profile);
         WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
 
         driver.get("http://127.0.0.1:" + port + "/");
@@ -88,10 +69,7 @@ class LivePageBrowserTest {
         wait.until(d -> !d.findElements(By.cssSelector("#jobs tbody tr")).isEmpty());
         wait.until(d -> number(d.findElement(By.id("schedules")).getText()) > 0);
 
-        File shot = ((ChromeDriver) driver).getScreenshotAs(OutputType.FILE);
-        Path target = Path.of("target", "live-page.png");
-        Files.createDirectories(target.getParent());
-        Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
+        Path target = Chromium.screenshot(driver, "live-page.png");
         assertThat(Files.size(target)).isGreaterThan(10_000);
     }
 
