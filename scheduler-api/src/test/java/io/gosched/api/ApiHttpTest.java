@@ -274,6 +274,10 @@ class ApiHttpTest {
         problem(http.post().uri("/api/v1/jobs").contentType(MediaType.TEXT_PLAIN).bodyValue("hi").exchange(), 415, "unsupported-media-type");
         problem(http.post().uri("/api/v1/jobs").contentType(MediaType.APPLICATION_JSON).bodyValue("{\"name\":\"" + "x".repeat(70_000) + "\"}")
                 .exchange(), 413, "payload-too-large");
+        problem(http.post().uri("/api/v1/jobs").contentType(MediaType.APPLICATION_JSON) // chunked: no Content-Length
+                .body(org.springframework.web.reactive.function.BodyInserters.fromPublisher(
+                        Flux.range(0, 100).map(i -> i == 0 ? "{\"name\":\"" : "x".repeat(1000)), String.class))
+                .exchange(), 413, "payload-too-large");
         problem(http.put().uri("/api/v1/jobs").contentType(MediaType.APPLICATION_JSON).bodyValue("{}").exchange(), 405, "method-not-allowed");
         problem(http.get().uri("/api/v1/nothing-here").exchange(), 404, "not-found");
         problem(http.post().uri("/api/v1/jobs").header("Idempotency-Key", "has space").contentType(MediaType.APPLICATION_JSON)
@@ -378,5 +382,6 @@ class ApiHttpTest {
                 .jsonPath("$.paths['/api/v1/channels/{name}/send'].post").exists()
                 .jsonPath("$.paths['/api/v1/scheduler/gomaxprocs'].put").exists()
                 .jsonPath("$.paths['/api/v1/workloads'].get").exists();
+        http.get().uri("/swagger-ui.html").exchange().expectStatus().is3xxRedirection();
     }
 }

@@ -159,7 +159,8 @@ public final class ChannelService {
                 }
                 return delivered; // the send completed before the withdrawal: its result stands
             });
-            return Mono.firstWithSignal(delivered, giveUp)
+            // Fast path: a send that completed at once (a buffer slot, a waiting receiver) needs no timer.
+            return (f.isDone() ? delivered : Mono.firstWithSignal(delivered, giveUp))
                     .doOnSuccess(r -> {
                         answered.set(true);
                         metrics.channelOp("send", r.sent() ? "ok" : r.reason());
@@ -194,7 +195,7 @@ public final class ChannelService {
                 }
                 return taken; // a value arrived before the withdrawal: return it, never drop it
             });
-            return Mono.firstWithSignal(taken, giveUp)
+            return (f.isDone() ? taken : Mono.firstWithSignal(taken, giveUp))
                     .doOnSuccess(r -> {
                         answered.set(true);
                         metrics.channelOp("recv", r.received() ? (r.ok() ? "ok" : "closed") : r.reason());

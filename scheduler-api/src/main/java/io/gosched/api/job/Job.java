@@ -120,8 +120,12 @@ final class Job {
         return t != null && t.stop();
     }
 
+    /** Attaches the attempt's run; a DELETE that came before it cancels it at once. */
     synchronized void attach(Run r) {
         this.run = r;
+        if (cancelRequested) {
+            r.context().cancel();
+        }
     }
 
     synchronized Run run() {
@@ -130,11 +134,13 @@ final class Job {
 
     /** Marks a DELETE of a running job and cancels its context; returns false if it is not running. */
     synchronized boolean requestCancel() {
-        if (state != JobState.RUNNING || run == null) {
+        if (state != JobState.RUNNING) {
             return false;
         }
         cancelRequested = true;
-        run.context().cancel();
+        if (run != null) { // else attach() cancels it
+            run.context().cancel();
+        }
         return true;
     }
 
@@ -155,6 +161,7 @@ final class Job {
         run = null;
     }
 
+    /** Records why an attempt ended before it had a run (the runtime refused its goroutine). */
     synchronized void fail(Run.Failure f) {
         error = f;
     }

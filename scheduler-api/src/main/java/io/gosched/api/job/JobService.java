@@ -188,13 +188,21 @@ public final class JobService {
         }
     }
 
-    /** Puts the job in the ready queue now, or after {@code delay} on the runtime's timers. */
+    /**
+     * Puts the job in the ready queue now, or after {@code delay} on the runtime's timers. The
+     * timer is made inside a goroutine: timers belong to Ps, and a Reactor thread has none.
+     */
     private void schedule(Job job, Duration delay) {
         if (delay.isNegative() || delay.isZero()) {
             ready(job);
-        } else {
-            job.delay(Time.afterFunc(delay, () -> ready(job)));
+            return;
         }
+        runtime.go(() -> {
+            job.delay(Time.afterFunc(delay, () -> ready(job)));
+            if (job.state() != JobState.QUEUED) {
+                job.stopDelay(); // cancelled before its timer existed
+            }
+        });
     }
 
     private void ready(Job job) {
@@ -241,8 +249,23 @@ public final class JobService {
         }
     }
 
-    /** Creates the run's context and channels and starts its main goroutine. */
+    /** Starts the attempt's main goroutine, which makes the run's context, channels and steps. */
     private void start(Job job) {
+        try {
+            runtime.go(() -> run(job));
+        } catch (RuntimeException refused) { // the runtime is shutting down
+            job.fail(new Run.Failure("", "the runtime refused the job: " + refused.getMessage()));
+            release(job);
+            Instant now = clock.instant();
+            Instant started = job.startedAt();
+            job.transition(JobState.RUNNING, JobState.FAILED, now);
+            retire(job, now);
+            metrics.jobFinished(JobState.FAILED.json(), started == null ? Duration.ZERO : Duration.between(started, now));
+        }
+    }
+
+    /** The main goroutine of one attempt. Runs in a goroutine of the service's runtime. */
+    private void run(Job job) {
         CancelContext ctx = Context.withTimeout(Context.background(), Duration.ofMillis(job.spec.timeoutMs()));
         Map<String, Chan<Object>> chans = new HashMap<>();
         Workload w = job.spec.workload();
@@ -262,17 +285,16 @@ public final class JobService {
         job.attach(run);
         if (missing != null) {
             run.fail(missing);
-            finish(job, run);
-            return;
+        } else {
+            interpreter.run(w, run);
         }
-        try {
-            runtime.go(() -> {
-                interpreter.run(w, run);
-                finish(job, run);
-            });
-        } catch (RuntimeException refused) {
-            run.fail(new Run.Failure("", "the runtime refused the job: " + refused.getMessage()));
-            finish(job, run);
+        finish(job, run);
+    }
+
+    private void release(Job job) {
+        synchronized (queueLock) {
+            running--;
+            reserved -= job.spec.workload().goroutines();
         }
     }
 
@@ -296,10 +318,7 @@ public final class JobService {
         }
         run.context().cancel(); // releases the deadline timer
         job.record(run);
-        synchronized (queueLock) {
-            running--;
-            reserved -= job.spec.workload().goroutines();
-        }
+        release(job);
         Instant now = clock.instant();
         boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && !shuttingDown && job.attemptsLeft();
         if (retry) {
@@ -400,8 +419,8 @@ public final class JobService {
         }
         JobView v = job.view();
         if (v.state() == JobState.QUEUED || v.state() == JobState.RUNNING) {
-            // between attempts or just starting: the next look finds it in a stable state
-            throw ApiProblem.conflict("job-busy", "Job changing state", "job '" + id + "' is changing state; try again");
+            // it moved between our two looks (dispatched, or requeued for a retry): look again
+            return cancel(id);
         }
         throw ApiProblem.conflict("job-finished", "Job already finished", "job '" + id + "' already finished as " + v.state().json())
                 .with("state", v.state().json());

@@ -186,6 +186,11 @@ class JobServiceTest {
         String running = jobs.submit(json("{'workload':{'steps':[{'op':'spawn','count':10,'steps':[{'op':'sleep','ms':60000}]}]}}"), null)
                 .job().id();
         await(running, JobState.RUNNING);
+        reactor.test.StepVerifier.create(jobs.events(running))
+                .expectNextMatches(e -> e.data().state() == JobState.RUNNING)
+                .then(jobs::beginShutdown)
+                .expectComplete() // open SSE streams must not hold graceful shutdown
+                .verify(Duration.ofSeconds(5));
         assertThat(jobs.cancelAll(Duration.ofSeconds(5))).isTrue();
         assertThat(jobs.get(running).state()).isEqualTo(JobState.CANCELLED);
         assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), null))
