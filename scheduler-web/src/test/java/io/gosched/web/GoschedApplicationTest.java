@@ -1,12 +1,17 @@
 package io.gosched.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.web.deploy.Dashboard;
 import io.gosched.web.telemetry.TelemetrySnapshot;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -40,6 +45,39 @@ class GoschedApplicationTest {
         assertThat(missing).as("dashboard metrics absent from /actuator/prometheus").isEmpty();
         assertThat(text).contains("gosched_sched_goroutines_created_goroutines_total");
         assertThat(text).containsPattern("(?m)^gosched_sched_latencies_seconds_count\\{application=\"gosched\"} [1-9]");
+    }
+
+    @Test
+    void aSkewedWorkloadShowsUpAsSteals() throws Exception {
+        assumeTrue(runtime.gomaxprocs() > 1, "stealing needs two Ps; GOMAXPROCS is " + runtime.gomaxprocs());
+        double before = counter(Workload.scrape(client), "gosched_steals_total");
+        // One goroutine spawns them all: they queue on its P (runnext, then its ring), so the other
+        // Ps can only get work by stealing it.
+        CountDownLatch done = new CountDownLatch(2000);
+        runtime.go(() -> {
+            for (int i = 0; i < 2000; i++) {
+                Go.go(() -> {
+                    long x = 0;
+                    for (int k = 0; k < 20_000; k++) {
+                        x += k * 31L;
+                    }
+                    if (x == 42) {
+                        throw new AssertionError("unreachable; keeps the loop alive");
+                    }
+                    done.countDown();
+                });
+            }
+        });
+        assertThat(done.await(60, TimeUnit.SECONDS)).isTrue();
+        String text = Workload.scrape(client);
+        assertThat(counter(text, "gosched_steals_total")).isGreaterThan(before);
+        assertThat(counter(text, "gosched_stolen_goroutines_total")).isGreaterThan(0);
+    }
+
+    private static double counter(String text, String name) {
+        Matcher m = Pattern.compile("(?m)^" + name + "(?:\\{[^}]*})? (\\S+)$").matcher(text);
+        assertThat(m.find()).as("%s in the scrape", name).isTrue();
+        return Double.parseDouble(m.group(1));
     }
 
     @Test
