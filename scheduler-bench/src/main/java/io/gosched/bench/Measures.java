@@ -1,0 +1,68 @@
+package io.gosched.bench;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The shared arithmetic of the latency workloads, so every JVM peer reports them the same way. */
+public final class Measures {
+    private Measures() {}
+
+    /**
+     * The timers workload's result. total: wall time of the whole workload; lateness: sum and
+     * maximum of (woken - requested) over all sleeps; early: sleeps that returned before their
+     * duration (must be 0: Go's time.Sleep never returns early).
+     */
+    public static Result timers(long count, long totalNanos, long latenessSumNanos, long latenessMaxNanos, long early) {
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put("total_ms", totalNanos / 1e6);
+        m.put("late_ms", count == 0 ? Double.NaN : latenessSumNanos / 1e6 / count);
+        m.put("late_max_ms", latenessMaxNanos / 1e6);
+        m.put("early", (double) early);
+        return new Result(count, m);
+    }
+
+    /**
+     * The hog workload's result from the gaps between consecutive ticks the ticker goroutine saw
+     * (the first gap starts when the ticker was created, the last ends at the first tick after
+     * the hogs stopped). Lateness of a tick = gap - period, floored at 0: a ticker starved for
+     * the whole run shows one gap as long as the run. check is 1 when the ticker ticked and both
+     * hogs ran.
+     */
+    public static Result hog(long[] gapsNanos, int gapCount, long hogIterations0, long hogIterations1) {
+        long[] late = new long[gapCount];
+        for (int i = 0; i < gapCount; i++) late[i] = Math.max(0, gapsNanos[i] - Workload.HOG_TICK_NANOS);
+        Arrays.sort(late);
+        Map<String, Double> m = new LinkedHashMap<>();
+        m.put("p50_ms", percentile(late, 0.50) / 1e6);
+        m.put("p99_ms", percentile(late, 0.99) / 1e6);
+        m.put("max_ms", gapCount == 0 ? Double.NaN : late[gapCount - 1] / 1e6);
+        m.put("ticks", (double) gapCount);
+        long check = gapCount > 0 && hogIterations0 > 0 && hogIterations1 > 0 ? 1 : 0;
+        return new Result(check, m);
+    }
+
+    /** Nearest-rank percentile of sorted values (Go's peer uses the same rule). */
+    static double percentile(long[] sorted, double p) {
+        if (sorted.length == 0) return Double.NaN;
+        int rank = (int) Math.ceil(p * sorted.length);
+        return sorted[Math.max(0, rank - 1)];
+    }
+
+    /**
+     * Starts the platform thread that ends the hog workload after {@code millis}. It must not be a
+     * goroutine, virtual thread or coroutine: on a runtime that lets the hogs starve everyone, the
+     * stop signal would never run and the workload would never end.
+     */
+    public static Thread hogStopper(long millis, Runnable stop) {
+        Thread t = Thread.ofPlatform().daemon().name("hog-stopper").start(() -> {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            stop.run();
+        });
+        return t;
+    }
+}
