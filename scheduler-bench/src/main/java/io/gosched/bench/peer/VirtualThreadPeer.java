@@ -244,7 +244,7 @@ public final class VirtualThreadPeer implements Peer {
                 do next += Workload.HOG_TICK_NANOS; while (next <= now);   // drop missed ticks, keep the phase
             }
             done.await();
-            return Measures.hog(gaps, gapCount, st.iterations[0], st.iterations[1]);
+            return Measures.hog(millis, gaps, gapCount, st.iterations[0], st.iterations[1]);
         });
     }
 

@@ -165,7 +165,7 @@ class KotlinPeer : Peer {
             do next += Workload.HOG_TICK_NANOS while (next <= now)
         }
         hogs.forEach { it.join() }
-        Measures.hog(gaps, gapCount, st.iterations[0], st.iterations[1])
+        Measures.hog(millis, gaps, gapCount, st.iterations[0], st.iterations[1])
     }
 
     override fun select(n: Long): Result = main {
