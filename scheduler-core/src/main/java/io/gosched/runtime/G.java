@@ -1,0 +1,156 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A goroutine: a stackful coroutine plus the scheduler's bookkeeping.
+ *
+ * <p>G records are recycled through per-P and global free lists (see {@code gfput} and {@code
+ * gfget} in {@link Scheduler}); a recycled G gets a fresh {@link Coroutine}, because a JDK
+ * continuation that has finished cannot be restarted, but keeps its other fields' storage.
+ *
+ * Go: runtime/runtime2.go g
+ */
+final class G implements Runnable {
+
+    // ---- status: every value says who owns the G while it holds it ----------------------------
+    /** Just allocated or taken from a free list; owned by the creating M. */
+    static final int IDLE = 0;
+    /** On a run queue (runnext, local ring or global queue); owned by that queue. */
+    static final int RUNNABLE = 1;
+    /** Mounted on an M that holds a P; owned by that M. */
+    static final int RUNNING = 2;
+    /** Inside {@code Go.syscall}: mounted on an M that released its P; owned by that M. */
+    static final int SYSCALL = 3;
+    /** Parked by {@code gopark}; owned by whatever wait list it is on (channel, timer, sema). */
+    static final int WAITING = 4;
+    /** Finished; on a free list, owned by that list. */
+    static final int DEAD = 6;
+
+    private static final String[] STATUS_NAMES = {"idle", "runnable", "running", "syscall", "waiting", "?", "dead"};
+
+    // ---- what the G asks of its M when it yields (read by the M after run() returns) -----------
+    static final int OP_NONE = 0;
+    /** gopark: mark waiting, run the commit. */
+    static final int OP_PARK = 1;
+    /** Gosched: to the global queue. */
+    static final int OP_GOSCHED = 2;
+    /** Preempted at a safe point: to the global queue, counted as a preemption. */
+    static final int OP_PREEMPT = 3;
+    /** exitsyscall found no P: to the global queue, the M stops. */
+    static final int OP_EXITSYSCALL = 4;
+
+    private static final VarHandle STATUS;
+    private static final VarHandle SELECT_DONE;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            STATUS = l.findVarHandle(G.class, "status", int.class);
+            SELECT_DONE = l.findVarHandle(G.class, "selectDone", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final Sched sched;
+    long goid;
+    Coroutine coroutine;
+    Runnable body;
+
+    private volatile int status;
+
+    /** Link in a run queue or free list; only the queue's owner touches it. */
+    G schedlink;
+    /** The M this G is mounted on, or null. */
+    M m;
+    /** Set by the G before it yields; read and cleared by its M. See OP_*. */
+    int op;
+    ParkCommit parkCommit;
+    Object parkArg;
+    WaitReason waitreason;
+
+    /**
+     * Preemption request, set by sysmon or the world-stopper, read at every safe point
+     * ({@code Go.checkpoint}) with a plain volatile load. See "Preemption on the JVM" in Scheduler.
+     */
+    volatile boolean preempt;
+
+    /** Set by a waker before {@code goready}: what woke the G (Go's gp.param). */
+    Object param;
+    /** Select wake-up arbitration: a waker must win casSelectDone(0, 1). */
+    private volatile int selectDone;
+
+    /** procPin depth: while positive, safe points do not yield. */
+    int locks;
+
+    /**
+     * Sched-latency tracking: every {@link Scheduler#G_TRACKING_PERIOD}th G is timed from
+     * runnable to running (Go's gTrackingPeriod), so the cost of {@code System.nanoTime} is paid
+     * by few transitions. 0 when not tracked.
+     */
+    long runnableSince;
+    int trackingSeq;
+
+    G(Sched sched) {
+        this.sched = sched;
+    }
+
+    /** The body of the coroutine: the user's function, then goexit (when run() returns). */
+    @Override
+    public void run() {
+        Runnable fn = body;
+        try {
+            fn.run();
+        } catch (Throwable t) {
+            sched.uncaught(goid, t);
+        }
+    }
+
+    long goid() {
+        return goid;
+    }
+
+    int status() {
+        return status;
+    }
+
+    /**
+     * The only way a G changes status. Fails loudly on an illegal transition, because a G in
+     * two places at once is the one bug a scheduler cannot survive.
+     * Go: runtime/proc.go casgstatus
+     */
+    void casgstatus(int from, int to) {
+        if (!STATUS.compareAndSet(this, from, to)) {
+            throw new IllegalStateException("casgstatus: goroutine " + goid + " is "
+                    + statusName(status) + ", expected " + statusName(from) + " -> " + statusName(to));
+        }
+    }
+
+    /** For a G not yet visible to anyone else (just allocated or taken off a free list). */
+    void initStatus(int s) {
+        STATUS.setRelease(this, s);
+    }
+
+    boolean casSelectDone(int expect, int update) {
+        return SELECT_DONE.compareAndSet(this, expect, update);
+    }
+
+    void setSelectDone(int v) {
+        selectDone = v;
+    }
+
+    boolean selectDone() {
+        return selectDone != 0;
+    }
+
+    static String statusName(int s) {
+        return s >= 0 && s < STATUS_NAMES.length ? STATUS_NAMES[s] : Integer.toString(s);
+    }
+
+    @Override
+    public String toString() {
+        return "goroutine " + goid + " [" + (status == WAITING && waitreason != null ? waitreason : statusName(status)) + "]";
+    }
+}

@@ -1,0 +1,129 @@
+package io.gosched.runtime;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/**
+ * The {@code go} statement and the runtime calls a goroutine makes. Valid inside a goroutine;
+ * where a call also makes sense on a platform thread, its Javadoc says what it does there.
+ */
+public final class Go {
+
+    private Go() {
+    }
+
+    /**
+     * Starts a goroutine (Go's newproc): the new G goes into runnext of the current P, so it
+     * runs soon, on this P, unless another P steals it.
+     *
+     * @throws IllegalStateException outside a goroutine: use {@link GoRuntime#go(Runnable)}
+     */
+    public static void go(Runnable body) {
+        G gp = current("Go.go");
+        gp.sched.scheduler.newproc(body);
+    }
+
+    /**
+     * runtime.Gosched: yields the processor; the current goroutine goes to the global run
+     * queue, behind the work already there. On a platform thread: {@link Thread#yield()}.
+     */
+    public static void yield() {
+        Scheduler.gosched();
+    }
+
+    /**
+     * time.Sleep: parks the current goroutine for at least d. On a platform thread: sleeps
+     * the thread.
+     */
+    public static void sleep(Duration d) {
+        Timers.sleep(d);
+    }
+
+    /**
+     * A preemption safe point, like the check in a Go function prologue: one volatile read on
+     * the fast path; yields to the global queue if sysmon asked this goroutine to. Call it in
+     * long loops. A no-op on a platform thread.
+     */
+    public static void checkpoint() {
+        Scheduler.checkpoint();
+    }
+
+    /**
+     * Runs blocking code (a JDBC call, file I/O, {@code Thread.sleep}) without holding up other
+     * goroutines: the M lets go of its P while blocking runs, sysmon hands the P to another M if
+     * it takes long, and afterwards the goroutine continues on whichever P it can get
+     * (entersyscall/exitsyscall). On a platform thread it simply calls blocking.
+     */
+    public static <T> T syscall(Callable<T> blocking) throws Exception {
+        G gp = Scheduler.getg();
+        if (gp == null) {
+            return blocking.call();
+        }
+        Scheduler.checkpoint();
+        Scheduler.entersyscall(gp);
+        try {
+            return blocking.call();
+        } finally {
+            Scheduler.exitsyscall(gp);
+        }
+    }
+
+    /** The current goroutine's id, or -1 on a platform thread. */
+    public static long goid() {
+        G gp = Scheduler.getg();
+        return gp != null ? gp.goid : -1;
+    }
+
+    /** Whether the caller runs as a goroutine. */
+    public static boolean inGoroutine() {
+        return Scheduler.getg() != null;
+    }
+
+    /**
+     * The runtime of the current goroutine.
+     *
+     * @throws IllegalStateException outside a goroutine
+     */
+    public static GoRuntime runtime() {
+        return current("Go.runtime").sched.runtime;
+    }
+
+    /**
+     * Pins the current goroutine to its P (Go's procPin): until {@link #procUnpin()} it is not
+     * preempted and cannot park, so per-P data indexed by the returned id stays its own.
+     * Returns -1 on a platform thread (nothing is pinned).
+     */
+    public static int procPin() {
+        M mp = M.current();
+        G gp = mp != null ? mp.curg : null;
+        if (gp == null) {
+            return -1;
+        }
+        P pp = mp.p;
+        if (pp == null) {
+            return -1;
+        }
+        gp.locks++;
+        Coroutine.pinCurrent();
+        return pp.id;
+    }
+
+    /** Undoes one {@link #procPin()}. A no-op on a platform thread. */
+    public static void procUnpin() {
+        M mp = M.current();
+        G gp = mp != null ? mp.curg : null;
+        if (gp == null || gp.locks == 0) {
+            return;
+        }
+        gp.locks--;
+        Coroutine.unpinCurrent();
+    }
+
+    private static G current(String what) {
+        G gp = Scheduler.getg();
+        if (gp == null) {
+            throw new IllegalStateException(what + " called outside a goroutine");
+        }
+        return gp;
+    }
+}

@@ -1,0 +1,221 @@
+package io.gosched.runtime;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A Go runtime: GOMAXPROCS Ps, the Ms that run them, and the goroutines they schedule.
+ *
+ * <p>Start one with {@link #start()} or {@link #start(SchedulerConfig)}, submit goroutines with
+ * {@link #go(Runnable)} from any thread or run a Go-style main with {@link #run(Callable)}, and
+ * close it when done. Several runtimes may live in one JVM; each has its own threads.
+ */
+public final class GoRuntime implements AutoCloseable {
+
+    private static final AtomicInteger RUNTIME_IDS = new AtomicInteger();
+
+    private final Sched sched;
+    private final Object resizeLock = new Object();
+    private final Sysmon sysmon;
+
+    private GoRuntime(SchedulerConfig config) {
+        String name = config.name() + "-" + RUNTIME_IDS.incrementAndGet();
+        this.sched = new Sched(config, name);
+        sched.runtime = this;
+        sched.scheduler.init(config.gomaxprocs());
+        this.sysmon = config.sysmon() ? new Sysmon(sched) : null;
+        if (sysmon != null) {
+            sysmon.start();
+        }
+    }
+
+    /** Starts a runtime with GOMAXPROCS = available processors. */
+    public static GoRuntime start() {
+        return start(SchedulerConfig.defaults());
+    }
+
+    /** Starts a runtime with the given configuration. */
+    public static GoRuntime start(SchedulerConfig config) {
+        checkContinuationAccess();
+        return new GoRuntime(java.util.Objects.requireNonNull(config, "config"));
+    }
+
+    /**
+     * Fails with a message naming the JVM flag when jdk.internal.vm is not exported to us:
+     * without it the first continuation would die with an IllegalAccessError.
+     */
+    static void checkContinuationAccess() {
+        Module base = Object.class.getModule();
+        if (!base.isExported("jdk.internal.vm", GoRuntime.class.getModule())) {
+            throw new IllegalStateException(
+                    "gosched needs jdk.internal.vm.Continuation: start the JVM with "
+                            + "--add-exports java.base/jdk.internal.vm=ALL-UNNAMED "
+                            + "(the gosched jars carry it as an Add-Exports manifest entry, which java -jar honours)");
+        }
+    }
+
+    Sched sched() {
+        return sched;
+    }
+
+    /** The configuration this runtime was started with. */
+    public SchedulerConfig config() {
+        return sched.config;
+    }
+
+    /**
+     * Starts a goroutine running body. From a goroutine of this runtime it goes to runnext of
+     * the current P (Go's newproc); from any other thread to the global queue.
+     *
+     * @throws java.util.concurrent.RejectedExecutionException once shutdown has begun
+     */
+    public void go(Runnable body) {
+        sched.scheduler.newproc(body);
+    }
+
+    /**
+     * Runs main as a goroutine and waits for it, like Go's main: returns its value or rethrows
+     * its exception. Called from a goroutine of this runtime, it simply calls main.
+     */
+    public <T> T run(Callable<T> main) throws Exception {
+        java.util.Objects.requireNonNull(main, "main");
+        G gp = Scheduler.getg();
+        if (gp != null && gp.sched == sched) {
+            return main.call();
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        go(() -> {
+            try {
+                result.complete(main.call());
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        try {
+            return result.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception ex) {
+                throw ex;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+    }
+
+    /** The number of Ps in use. */
+    public int gomaxprocs() {
+        return sched.gomaxprocs;
+    }
+
+    /**
+     * Sets the number of Ps at run time, stopping the world at safe points to move queues
+     * (Go's procresize). n <= 0 only queries. Returns the previous value.
+     */
+    public int gomaxprocs(int n) {
+        if (n <= 0) {
+            return sched.gomaxprocs;
+        }
+        if (n > SchedulerConfig.MAX_GOMAXPROCS) {
+            throw new IllegalArgumentException("gomaxprocs must be at most " + SchedulerConfig.MAX_GOMAXPROCS + ": " + n);
+        }
+        synchronized (resizeLock) {
+            int old = sched.gomaxprocs;
+            if (n == old || sched.stopping) {
+                return old;
+            }
+            G gp = Scheduler.getg();
+            if (gp != null && gp.sched == sched) {
+                // The world-stopper must hold no P: a goroutine gives its P up as for a syscall.
+                Scheduler.entersyscall(gp);
+                try {
+                    sched.scheduler.stopTheWorldAndResize(n);
+                } finally {
+                    Scheduler.exitsyscall(gp);
+                }
+            } else {
+                sched.scheduler.stopTheWorldAndResize(n);
+            }
+            return old;
+        }
+    }
+
+    /** True once {@link #shutdown} has begun. */
+    public boolean isShutdown() {
+        return sched.closing;
+    }
+
+    /** A snapshot of the scheduler's state and counters. Cheap: no stop-the-world. */
+    public SchedStats stats() {
+        return Stats.snapshot(sched);
+    }
+
+    /** Go's GODEBUG=schedtrace line, and with detail one line per P and per M (scheddetail). */
+    public String schedtrace(boolean detail) {
+        return Stats.schedtrace(sched, detail);
+    }
+
+    /**
+     * Stops accepting goroutines from outside, waits up to timeout for every goroutine to end,
+     * then stops the Ms and sysmon. Returns true if every goroutine ended and every thread
+     * stopped in time. Goroutines still parked when the time is up are abandoned.
+     */
+    public boolean shutdown(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        sched.closing = true;
+        while (Stats.liveGoroutines(sched) > 0 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(500_000);
+        }
+        boolean clean = Stats.liveGoroutines(sched) == 0;
+        List<M> ms;
+        sched.lock.lock();
+        try {
+            sched.stopping = true;
+            ms = new ArrayList<>(sched.allm);
+        } finally {
+            sched.lock.unlock();
+        }
+        if (sysmon != null) {
+            sysmon.stop();
+        }
+        for (M mp : ms) {
+            mp.notewakeup();
+        }
+        for (M mp : ms) {
+            if (mp == Thread.currentThread()) {
+                continue;
+            }
+            long left = deadline - System.nanoTime();
+            try {
+                mp.join(Math.max(1, left / 1_000_000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            clean &= !mp.isAlive();
+        }
+        if (sysmon != null) {
+            clean &= sysmon.awaitStopped(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        }
+        return clean;
+    }
+
+    /** {@link #shutdown} with the configured default timeout. */
+    @Override
+    public void close() {
+        shutdown(sched.config.shutdownTimeout());
+    }
+
+    @Override
+    public String toString() {
+        return "GoRuntime[" + sched.threadGroup.getName() + ", gomaxprocs=" + sched.gomaxprocs + "]";
+    }
+}

@@ -1,0 +1,183 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A processor: the token an M must hold to run goroutines, and the owner of a local run queue,
+ * a free list of Gs, a goid cache and per-P counters. There are GOMAXPROCS of them in use.
+ *
+ * <p>Counters are written only by the M holding the P (release stores, plain moves on x86) and
+ * read by {@code stats()} with acquire loads, so the hot path never touches a shared,
+ * contended counter.
+ *
+ * Go: runtime/runtime2.go p
+ */
+final class P {
+
+    // ---- status: every value says who owns the P while it holds it ----------------------------
+    /** On the idle list (sched.pidle); owned by sched.lock. Its run queue is empty. */
+    static final int IDLE = 0;
+    /** Held by an M running Go code or the scheduler; owned by that M. */
+    static final int RUNNING = 1;
+    /** Its M is in a syscall; the M may take it back, sysmon may retake it by CAS. */
+    static final int SYSCALL = 2;
+    /** Stopped for a stop-the-world (procresize); owned by the world-stopper. */
+    static final int GCSTOP = 3;
+    /** Beyond GOMAXPROCS; kept for reuse, owned by nobody. */
+    static final int DEAD = 4;
+
+    private static final String[] STATUS_NAMES = {"idle", "running", "syscall", "gcstop", "dead"};
+
+    // ---- counters (indices into counters[]) -----------------------------------------------------
+    static final int C_SPAWNED = 0;
+    static final int C_EXITED = 1;
+    static final int C_SCHEDULES = 2;
+    static final int C_STEALS = 3;
+    static final int C_STOLEN = 4;
+    static final int C_PREEMPTIONS = 5;
+    static final int C_TIMERS_FIRED = 6;
+    static final int C_NETPOLL_READY = 7;
+    static final int N_COUNTERS = 8;
+    /** Counters occupy a padded array of their own: 16 longs keep neighbours off their line. */
+    private static final int COUNTER_SLOTS = 16;
+
+    private static final VarHandle STATUS;
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle SCHEDTICK;
+    private static final VarHandle SYSCALLTICK;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            STATUS = l.findVarHandle(P.class, "status", int.class);
+            SCHEDTICK = l.findVarHandle(P.class, "schedtick", long.class);
+            SYSCALLTICK = l.findVarHandle(P.class, "syscalltick", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final int id;
+    private volatile int status;
+    final RunQueue runq;
+
+    /** The M holding this P, or null. */
+    volatile M m;
+    /** Link on the idle list; sched.lock must be held. */
+    P link;
+    /** True while on the idle list: thieves skip it (Go's idlepMask). Racy reads are fine. */
+    volatile boolean idle;
+
+    /** Incremented on every new time slice (not for a G inheriting one through runnext). */
+    private long schedtick;
+    /** Incremented on every syscall. */
+    private long syscalltick;
+
+    // ---- sysmon's last observation of this P; owned by sysmon ------------------------------------
+    long sysmonSchedtick;
+    long sysmonSchedwhen;
+    long sysmonSyscalltick;
+    long sysmonSyscallwhen;
+
+    // ---- free Gs; owner only ---------------------------------------------------------------------
+    G gFree;
+    int gFreeCount;
+
+    // ---- goid cache; owner only ------------------------------------------------------------------
+    long goidcache;
+    long goidcacheend;
+
+    /** Cheap per-P random state (xorshift), for steal order and the 1-in-8 latency sampling. */
+    private int rand;
+
+    private final long[] counters = new long[COUNTER_SLOTS];
+    /** Scheduling-latency histogram buckets (see {@link Scheduler#LATENCY_BOUNDS_NANOS}); owner writes. */
+    final long[] latencyCounts;
+    private long latencySumNanos;
+
+    P(int id, int runqCapacity, long seed) {
+        this.id = id;
+        this.runq = new RunQueue(runqCapacity);
+        this.status = GCSTOP;
+        this.rand = (int) (seed ^ (seed >>> 32)) | 1;
+        this.latencyCounts = new long[Scheduler.LATENCY_BOUNDS_NANOS.length + 1 + 8];
+    }
+
+    int status() {
+        return status;
+    }
+
+    boolean casStatus(int from, int to) {
+        return STATUS.compareAndSet(this, from, to);
+    }
+
+    void setStatus(int s) {
+        status = s;
+    }
+
+    static String statusName(int s) {
+        return s >= 0 && s < STATUS_NAMES.length ? STATUS_NAMES[s] : Integer.toString(s);
+    }
+
+    long schedtick() {
+        return (long) SCHEDTICK.getOpaque(this);
+    }
+
+    /** Owner only. */
+    void incSchedtick() {
+        SCHEDTICK.setOpaque(this, schedtick + 1);
+    }
+
+    long syscalltick() {
+        return (long) SYSCALLTICK.getOpaque(this);
+    }
+
+    /** By the owner, or by sysmon after winning the P by CAS. */
+    void incSyscalltick() {
+        SYSCALLTICK.setOpaque(this, (long) SYSCALLTICK.getOpaque(this) + 1);
+    }
+
+    /** Owner only. */
+    void count(int counter) {
+        LONGS.setRelease(counters, counter, counters[counter] + 1);
+    }
+
+    /** Owner only. */
+    void count(int counter, long delta) {
+        LONGS.setRelease(counters, counter, counters[counter] + delta);
+    }
+
+    long counter(int counter) {
+        return (long) LONGS.getAcquire(counters, counter);
+    }
+
+    /** Owner only. */
+    void recordLatency(int bucket, long nanos) {
+        LONGS.setRelease(latencyCounts, bucket, latencyCounts[bucket] + 1);
+        latencySumNanos += nanos;
+    }
+
+    long latencyCount(int bucket) {
+        return (long) LONGS.getAcquire(latencyCounts, bucket);
+    }
+
+    long latencySumNanos() {
+        return latencySumNanos;
+    }
+
+    /** Owner only: a fast random int (xorshift32), Go's cheaprand. */
+    int cheaprand() {
+        int x = rand;
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        rand = x;
+        return x & Integer.MAX_VALUE;
+    }
+
+    @Override
+    public String toString() {
+        return "P" + id + "[" + statusName(status) + "]";
+    }
+}

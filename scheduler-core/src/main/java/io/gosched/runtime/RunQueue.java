@@ -1,0 +1,319 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/*
+ * Padding against false sharing, JCTools style: HotSpot lays out a superclass's fields before
+ * its subclass's, so the chain below puts 64+ bytes between head (written by thieves) and tail
+ * (written by the owner), and between both and the object's neighbours.
+ */
+abstract class RunQueuePad0 {
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+}
+
+abstract class RunQueueHead extends RunQueuePad0 {
+    /** Next slot to consume. Advanced by CAS by the owner and by thieves. */
+    volatile int head;
+}
+
+abstract class RunQueuePad1 extends RunQueueHead {
+    long p10, p11, p12, p13, p14, p15, p16, p17;
+}
+
+abstract class RunQueueTail extends RunQueuePad1 {
+    /** Next slot to fill. Written only by the owner, with release stores. */
+    volatile int tail;
+}
+
+abstract class RunQueuePad2 extends RunQueueTail {
+    long p20, p21, p22, p23, p24, p25, p26, p27;
+}
+
+/**
+ * A P's local run queue: a fixed ring with a single producer (the owner P) and many consumers
+ * (the owner and thieves), plus the one-slot {@code runnext}.
+ *
+ * <p>Indices are free-running ints: {@code tail - head} is the size even across overflow, and a
+ * slot is {@code index & mask}.
+ *
+ * <p>Memory order. The owner writes a slot with a plain store and then publishes it with a
+ * release store of {@code tail}; a consumer load-acquires {@code tail} (thieves) or reads its own
+ * (owner), reads slots, and claims them with a CAS on {@code head}. A consumer may read a slot
+ * the owner is overwriting (after other consumers advanced {@code head} and the ring wrapped),
+ * but then its CAS fails because {@code head} moved, and the value read is discarded. This is
+ * exactly Go's argument; the Java memory model gives the same guarantees for references.
+ *
+ * <p>{@code runnext} invariant: only the owner sets it to a G; anyone may CAS it to null.
+ *
+ * <p>Capacity is a constructor parameter so tests can use a 4-slot queue (Go uses 256).
+ *
+ * Go: runtime/proc.go runqput, runqget, runqgrab, runqsteal
+ */
+final class RunQueue extends RunQueuePad2 {
+
+    private static final VarHandle HEAD;
+    private static final VarHandle TAIL;
+    private static final VarHandle RUNNEXT;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            HEAD = l.findVarHandle(RunQueueHead.class, "head", int.class);
+            TAIL = l.findVarHandle(RunQueueTail.class, "tail", int.class);
+            RUNNEXT = l.findVarHandle(RunQueue.class, "runnext", G.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final G[] ring;
+    private final int mask;
+    /** How many Gs the last {@link #steal} took, runnable one included. Owner only. */
+    int lastStealCount;
+    /** See the class comment: owner sets, anyone CASes to null. */
+    private volatile G runnext;
+
+    long q00, q01, q02, q03, q04, q05, q06, q07;
+
+    RunQueue(int capacity) {
+        if (capacity < 2 || Integer.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("run queue capacity must be a power of two >= 2: " + capacity);
+        }
+        ring = new G[capacity];
+        mask = capacity - 1;
+    }
+
+    int capacity() {
+        return ring.length;
+    }
+
+    // ---- accessor vocabulary (JCTools): lv = load-acquire, so = store-release, lp = plain -------
+    private int lvHead() {
+        return (int) HEAD.getAcquire(this);
+    }
+
+    private int lvTail() {
+        return (int) TAIL.getAcquire(this);
+    }
+
+    private int lpTail() {
+        return (int) TAIL.get(this);
+    }
+
+    private void soTail(int v) {
+        TAIL.setRelease(this, v);
+    }
+
+    private boolean casHead(int expect, int update) {
+        return HEAD.compareAndSet(this, expect, update);
+    }
+
+    private boolean casRunnext(G expect, G update) {
+        return RUNNEXT.compareAndSet(this, expect, update);
+    }
+
+    /**
+     * Puts gp into runnext and returns the G it displaced (to be put at the tail), or null.
+     * Executed only by the owner P.
+     */
+    G putNext(G gp) {
+        for (;;) {
+            G old = runnext;
+            if (casRunnext(old, gp)) {
+                return old;
+            }
+        }
+    }
+
+    /**
+     * Puts gp at the tail if there is room. Returns false when the ring is full; the caller
+     * then moves half of it to the global queue ({@code runqputslow}) and retries.
+     * Executed only by the owner P.
+     */
+    boolean putTail(G gp) {
+        int h = lvHead(); // load-acquire, sync with consumers
+        int t = lpTail();
+        if (t - h < ring.length) {
+            ring[t & mask] = gp;
+            soTail(t + 1); // store-release, makes the slot available for consumption
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Claims the older half of a full ring for the global queue: copies it into batch and
+     * advances head. Returns the number taken, or 0 when a consumer raced and the ring may no
+     * longer be full (the caller retries {@link #putTail}).
+     * Executed only by the owner P.
+     */
+    int grabHalfForOverflow(G[] batch) {
+        int h = lvHead();
+        int t = lpTail();
+        int n = (t - h) / 2;
+        if (n != ring.length / 2) {
+            return 0; // not full any more
+        }
+        for (int i = 0; i < n; i++) {
+            batch[i] = ring[(h + i) & mask];
+        }
+        if (!casHead(h, h + n)) {
+            return 0;
+        }
+        return n;
+    }
+
+    /**
+     * Takes runnext if set. A failed CAS is not retried: only a thief can have cleared it.
+     * Executed only by the owner P.
+     */
+    G getNext() {
+        G next = runnext;
+        if (next != null && casRunnext(next, null)) {
+            return next;
+        }
+        return null;
+    }
+
+    /** Takes the oldest G of the ring, or null. Executed only by the owner P. */
+    G getRing() {
+        for (;;) {
+            int h = lvHead(); // load-acquire, sync with other consumers
+            int t = lpTail();
+            if (t == h) {
+                return null;
+            }
+            G gp = ring[h & mask];
+            if (casHead(h, h + 1)) { // cas-release, commits consume
+                return gp;
+            }
+        }
+    }
+
+    /**
+     * Is the queue empty? Never reports empty spuriously while the owner moves a G between
+     * runnext and the ring: tail is re-read to make sure the three reads saw one moment.
+     * Can be executed by any P.
+     */
+    boolean isEmpty() {
+        for (;;) {
+            int h = lvHead();
+            int t = lvTail();
+            G next = runnext;
+            if (t == lvTail()) {
+                return h == t && next == null;
+            }
+        }
+    }
+
+    /** Approximate number of Gs, runnext included. Can be executed by any P. */
+    int size() {
+        int n = lvTail() - lvHead();
+        if (n < 0) {
+            n = 0;
+        } else if (n > ring.length) {
+            n = ring.length;
+        }
+        return n + (runnext != null ? 1 : 0);
+    }
+
+    /** The G in runnext, for scheddetail. Can be executed by any P. */
+    G peekNext() {
+        return runnext;
+    }
+
+    /**
+     * Grabs half (rounded up) of this queue's Gs into the thief's ring starting at thiefHead,
+     * or, on the last pass, runnext when the ring is empty. Returns the number grabbed.
+     * Can be executed by any P (the thief owns {@code into}).
+     *
+     * @param victimRunning whether the victim P is running: then, before taking its runnext, the
+     *                      thief waits ~3 µs so the victim can run its own runnext first
+     */
+    int grab(G[] into, int intoMask, int thiefHead, boolean stealRunNext, boolean victimRunning) {
+        for (;;) {
+            int h = lvHead(); // load-acquire, sync with other consumers
+            int t = lvTail(); // load-acquire, sync with the producer
+            int n = t - h;
+            n = n - n / 2;
+            if (n == 0) {
+                if (stealRunNext) {
+                    G next = runnext;
+                    if (next != null) {
+                        if (victimRunning) {
+                            // The victim is likely about to run this G itself (a ping-pong pair
+                            // shuttling through runnext); stealing it now would bounce it
+                            // between Ps. Go sleeps 3 µs here.
+                            briefPause(3_000);
+                        }
+                        if (!casRunnext(next, null)) {
+                            continue;
+                        }
+                        into[thiefHead & intoMask] = next;
+                        return 1;
+                    }
+                }
+                return 0;
+            }
+            if (n > ring.length / 2) { // read inconsistent h and t
+                continue;
+            }
+            for (int i = 0; i < n; i++) {
+                into[(thiefHead + i) & intoMask] = ring[(h + i) & mask];
+            }
+            if (casHead(h, h + n)) { // cas-release, commits consume
+                return n;
+            }
+        }
+    }
+
+    /**
+     * Steals half of victim's Gs into this queue. Returns one of them to run now (the last
+     * grabbed), publishing the others, or null.
+     * Executed only by the owner P (the thief).
+     */
+    G steal(RunQueue victim, boolean stealRunNext, boolean victimRunning) {
+        int t = lpTail();
+        int n = victim.grab(ring, mask, t, stealRunNext, victimRunning);
+        lastStealCount = n;
+        if (n == 0) {
+            return null;
+        }
+        n--;
+        G gp = ring[(t + n) & mask];
+        if (n == 0) {
+            return gp;
+        }
+        int h = lvHead();
+        if (t - h + n >= ring.length) {
+            throw new IllegalStateException("runqsteal: runq overflow");
+        }
+        soTail(t + n); // store-release, makes the stolen Gs available for consumption
+        return gp;
+    }
+
+    /**
+     * Empties the queue (runnext first, then the ring in order) into out; returns the count.
+     * Used when a P is destroyed by procresize, with the world stopped.
+     * Go: runtime/proc.go runqdrain
+     */
+    int drain(G[] out) {
+        int n = 0;
+        G next = getNext();
+        if (next != null) {
+            out[n++] = next;
+        }
+        for (G gp; (gp = getRing()) != null; ) {
+            out[n++] = gp;
+        }
+        return n;
+    }
+
+    private static void briefPause(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        while (System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+    }
+}

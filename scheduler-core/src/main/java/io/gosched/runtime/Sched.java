@@ -1,0 +1,108 @@
+package io.gosched.runtime;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
+
+/**
+ * The scheduler's global state, one per {@link GoRuntime}: the global run queue, idle P and M
+ * lists, the spinning counters, the goid generator, the global G free list.
+ *
+ * <p>{@link #lock} (Go's sched.lock) guards the lists and the global queue; counters read on
+ * hot paths are atomics. The lock is only ever held by scheduler code, never across a
+ * goroutine yield, so a contended acquisition blocks an M only briefly, as Go's runtime
+ * mutex does.
+ *
+ * Go: runtime/runtime2.go schedt
+ */
+final class Sched {
+
+    final SchedulerConfig config;
+    final Scheduler scheduler;
+    /** The public face; set once by GoRuntime right after construction. */
+    GoRuntime runtime;
+    final ThreadGroup threadGroup;
+    final String threadNamePrefix;
+    final long startNanos = System.nanoTime();
+
+    final ReentrantLock lock = new ReentrantLock();
+
+    /** Guarded by lock. */
+    final GlobalRunQueue runq = new GlobalRunQueue();
+
+    // ---- idle Ps (guarded by lock; npidle also read without it) --------------------------------
+    P pidle;
+    final AtomicInteger npidle = new AtomicInteger();
+
+    // ---- idle Ms (guarded by lock) -------------------------------------------------------------
+    M midle;
+    int nmidle;
+    /** Ms created so far; guarded by lock. */
+    int mnext;
+    /** Every M ever started; guarded by lock. */
+    final java.util.List<M> allm = new java.util.ArrayList<>();
+
+    /** See "Spinning and wakep" in Scheduler. Padded: every wakep reads it. */
+    final PaddedAtomicInteger nmspinning = new PaddedAtomicInteger();
+    /** Set when an M wanted to spin but found no idle P: the next M to drop its P spins instead. */
+    volatile int needspinning;
+
+    /** All Ps ever created, indexed by id; entries at and beyond gomaxprocs are DEAD. Copy-on-grow. */
+    volatile P[] allp = new P[0];
+    volatile int gomaxprocs;
+    volatile RandomOrder stealOrder;
+
+    final AtomicLong goidgen = new AtomicLong();
+
+    // ---- global G free list (guarded by lock) --------------------------------------------------
+    G gFree;
+    int gFreeCount;
+
+    // ---- stop-the-world (guarded by lock; gcwaiting read without it) ---------------------------
+    volatile boolean gcwaiting;
+    int stopwait;
+    volatile M stopper;
+    volatile Thread stopperThread;
+    volatile boolean stopnoteSet;
+
+    /** Set by shutdown once goroutines are done or the timeout passed: every M exits. */
+    volatile boolean stopping;
+    /** Set by shutdown: goroutines from outside are refused. */
+    volatile boolean closing;
+
+    // ---- counters not owned by a P ---------------------------------------------------------------
+    /** Goroutines created from platform threads (no P to count them). */
+    final AtomicLong spawnedOutside = new AtomicLong();
+    /** Goroutines that ended on an M without a P; guarded by lock. */
+    long exitedWithoutP;
+    final AtomicLong preemptHandoffs = new AtomicLong();
+    final AtomicLong syscallHandoffs = new AtomicLong();
+    /** Ms currently in a syscall (between entersyscall and exitsyscall). */
+    final AtomicInteger nmsyscall = new AtomicInteger();
+    /** Ms alive. */
+    final AtomicInteger mcount = new AtomicInteger();
+
+    final BiConsumer<Long, Throwable> uncaughtHandler;
+
+    Sched(SchedulerConfig config, String name) {
+        this.config = config;
+        this.threadGroup = new ThreadGroup(name);
+        this.threadNamePrefix = "gosched-m-";
+        this.uncaughtHandler = config.uncaughtExceptionHandler();
+        this.scheduler = new Scheduler(this);
+    }
+
+    void uncaught(long goid, Throwable t) {
+        try {
+            uncaughtHandler.accept(goid, t);
+        } catch (Throwable ignored) {
+            // A failing handler must not take the M down with it.
+        }
+    }
+
+    /** An AtomicInteger kept off its neighbours' cache lines. */
+    static final class PaddedAtomicInteger extends AtomicInteger {
+        long p1, p2, p3, p4, p5, p6, p7;
+    }
+}

@@ -1,0 +1,1268 @@
+package io.gosched.runtime;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The scheduler's algorithms: Go's proc.go, rule for rule, over one {@link Sched}.
+ *
+ * Go: runtime/proc.go
+ */
+final class Scheduler {
+
+    /*
+     * Implementation overview
+     * =======================
+     *
+     * Vocabulary. A G is a goroutine (a JDK continuation plus bookkeeping), an M a platform
+     * thread, a P a processor token: an M must hold a P to run Gs, and there are GOMAXPROCS Ps.
+     * Each P owns a local run queue (a 256-slot ring plus runnext); there is one global queue
+     * under sched.lock. An M loops schedule() -> findRunnable() -> execute(g). execute mounts
+     * the G's continuation on the M's own stack; when the G yields (gopark, Gosched,
+     * preemption, exitsyscall without a P) run() returns and the M acts on what the G asked
+     * (G.op) before picking the next G. There is no g0 stack: the code after run() returns is
+     * the g0 part of Go's mcall.
+     *
+     * Run-queue order. newproc and goready put the G into runnext of the current P, kicking the
+     * old runnext to the tail of the ring, so a G readied by a channel operation runs next and
+     * inherits the remaining time slice (execute does not bump schedtick when inheritTime):
+     * a ping-pong pair shares one slice and sysmon can preempt them together. Every 61st
+     * schedtick findRunnable takes one G from the global queue first, so the global queue is
+     * never starved by two Gs that keep readying each other. Gosched and preemption send the G
+     * to the global queue's tail. A full ring moves half of itself plus the new G to the global
+     * queue in one batch (runqputslow).
+     *
+     * Stealing. An M with nothing local or global steals: 4 passes over all Ps in a random
+     * order (random start, stride coprime with GOMAXPROCS), taking half of a victim's ring; on
+     * the last pass it may also take the victim's runnext, after a ~3 µs pause when the victim
+     * is running (it is probably about to run that G itself).
+     *
+     * Spinning and wakep. A spinning M is one looking for work to steal. At most half the busy
+     * Ps may have spinning Ms (2*nmspinning < GOMAXPROCS - npidle). Whoever submits work calls
+     * wakep(), which starts a new spinning M only if there is an idle P and no M is spinning
+     * already (CAS nmspinning 0 -> 1): one spinner at a time is enough, because the spinner
+     * that finds work calls resetspinning() -> wakep() and so wakes the next one. This is how
+     * parallelism ramps up without a thundering herd. The two sides form a Dekker pair:
+     *   submitter: publish work (volatile write)  ->  read nmspinning (volatile read)
+     *   spinner:   nmspinning-- (volatile RMW)    ->  re-check every queue (volatile reads)
+     * In the Java memory model all volatile accesses are totally ordered consistently with
+     * program order, so at least one side sees the other: either the submitter sees a spinner
+     * and relies on it, or the spinner's re-check sees the work. This "delicate dance" is why
+     * findRunnable re-checks the global queue and all local queues after dropping its P and
+     * decrementing nmspinning. (Local ring publication is a release store, not volatile; as in
+     * Go, a G in a running P's ring needs no wake-up for liveness, its owner will run it.)
+     *
+     * Parking. An M with nothing to do puts its P on the idle list and parks on its note
+     * (stopm); startm hands it a P (nextp) and wakes it. Parked Ms cost no CPU.
+     *
+     * Preemption on the JVM. Go preempts a G that ran 10 ms by a signal that injects a call
+     * at an asynchronous safe point. A JDK continuation cannot be stopped from outside, so the
+     * request is cooperative: sysmon sets G.preempt, and every safe point (Go.checkpoint, every
+     * channel, timer, sync and syscall operation) reads it with one volatile load and yields
+     * to the global queue when set. What happens to a G that never reaches a safe point is
+     * described in Sysmon.
+     *
+     * Syscalls. Go.syscall marks the P SYSCALL and the M lets go of it (entersyscall); on
+     * return the M takes the same P back if nobody retook it (CAS SYSCALL -> RUNNING), else any
+     * idle P, else the G goes to the global queue and the M parks (exitsyscall0).
+     *
+     * Rejected approaches. (1) Virtual threads with a custom scheduler: the JDK's scheduler
+     * hook gives no runnext, no per-carrier queues we own, and no syscall hand-off. (2) One
+     * queue per M instead of per P: Go's point is that run queues survive their M blocking.
+     * (3) A LinkedBlockingQueue for the global queue: it would add a second lock next to
+     * sched.lock that guards the idle lists the global queue is always checked with.
+     *
+     * Memory ordering. RunQueue documents its protocol. P and G status changes are CAS or
+     * volatile. Counters are single-writer (the P owner) release stores read with acquire
+     * loads by stats(). sched.lock orders everything on the idle lists and the global queue.
+     */
+
+    /** Local run queue capacity (Go: len(p.runq)). */
+    static final int RUNQ_SIZE = 256;
+    /** Steal passes over all Ps (Go: stealTries). */
+    static final int STEAL_TRIES = 4;
+    /** Goids taken from sched.goidgen at a time (Go: _GoidCacheBatch). */
+    static final int GOID_CACHE_BATCH = 16;
+    /** One in this many G transitions is timed for the latency histogram (Go: gTrackingPeriod). */
+    static final int G_TRACKING_PERIOD = 8;
+    /** Global queue fairness check interval in schedticks. */
+    static final int GLOBAL_RUNQ_CHECK = 61;
+    /** Local free-G list bounds (Go: gfput moves to global at 64 until below 32). */
+    static final int GFREE_LOCAL_MAX = 64;
+    static final int GFREE_LOCAL_KEEP = 32;
+    /** Upper bounds of the scheduling-latency buckets, in nanoseconds; a last +Inf bucket follows. */
+    static final long[] LATENCY_BOUNDS_NANOS = {
+        1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
+        1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000, 50_000_000, 100_000_000, 1_000_000_000
+    };
+    /** Spin iterations for sync.Mutex (Go: active_spin, active_spin_cnt). */
+    static final int ACTIVE_SPIN = 4;
+    static final int ACTIVE_SPIN_CNT = 30;
+
+    final Sched sched;
+
+    Scheduler(Sched sched) {
+        this.sched = sched;
+    }
+
+    // =============================================================================================
+    // Goroutine-side entry points (static: they find the runtime from the current M or the G)
+    // =============================================================================================
+
+    /** The running goroutine, or null on a thread that is not running one. Go: getg */
+    static G getg() {
+        M mp = M.current();
+        return mp != null ? mp.curg : null;
+    }
+
+    /**
+     * Parks the current goroutine until someone calls {@link #goready}. commit runs on the M
+     * after the G is WAITING (see {@link ParkCommit}).
+     * Executed only by a goroutine.
+     * Go: runtime/proc.go gopark
+     */
+    static void gopark(ParkCommit commit, Object arg, WaitReason reason) {
+        G gp = getg();
+        if (gp == null) {
+            throw new IllegalStateException("gopark outside a goroutine");
+        }
+        gp.waitreason = reason;
+        gp.parkCommit = commit;
+        gp.parkArg = arg;
+        gp.op = G.OP_PARK;
+        if (!Coroutine.yieldToScheduler()) {
+            gp.op = G.OP_NONE;
+            gp.parkCommit = null;
+            gp.parkArg = null;
+            throw new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
+                    + ") while pinned: inside Go.procPin, or with a native frame on its stack");
+        }
+    }
+
+    /**
+     * Makes a parked G runnable: into runnext of the caller's P (it inherits the caller's time
+     * slice), or the global queue when the caller holds no P of this runtime; then wakep.
+     * Can be executed by any thread.
+     * Go: runtime/proc.go goready, ready
+     */
+    static void goready(G gp) {
+        Scheduler s = gp.sched.scheduler;
+        gp.casgstatus(G.WAITING, G.RUNNABLE);
+        M mp = M.current();
+        P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
+        if (pp != null) {
+            s.trackRunnable(gp, pp.cheaprand());
+            s.runqput(pp, gp, true);
+        } else {
+            s.trackRunnable(gp, ThreadLocalRandom.current().nextInt());
+            s.globrunqputLocked(gp);
+        }
+        s.wakep();
+    }
+
+    /** Gosched: the current G goes to the global queue. Executed only by a goroutine. */
+    static void gosched() {
+        G gp = getg();
+        if (gp == null) {
+            Thread.yield();
+            return;
+        }
+        gp.op = G.OP_GOSCHED;
+        if (!Coroutine.yieldToScheduler()) {
+            gp.op = G.OP_NONE; // pinned: a yield is only a hint
+        }
+    }
+
+    /**
+     * A safe point: if the current G was asked to yield, yield now.
+     * Executed only by a goroutine (a no-op elsewhere).
+     */
+    static void checkpoint() {
+        M mp = M.current();
+        if (mp == null) {
+            return;
+        }
+        G gp = mp.curg;
+        if (gp != null && gp.preempt && gp.locks == 0) {
+            gopreempt(gp);
+        }
+    }
+
+    /** Go: runtime/proc.go gopreempt_m. Executed only by gp itself. */
+    static void gopreempt(G gp) {
+        gp.op = G.OP_PREEMPT;
+        if (!Coroutine.yieldToScheduler()) {
+            gp.op = G.OP_NONE;
+        }
+    }
+
+    /** Go's runtime_canSpin, for sync.Mutex. Can be executed by any thread. */
+    static boolean canSpin(int iter) {
+        if (iter >= ACTIVE_SPIN || Runtime.getRuntime().availableProcessors() <= 1) {
+            return false;
+        }
+        M mp = M.current();
+        if (mp == null || mp.p == null) {
+            return true; // a platform thread: spinning briefly is its only alternative to parking
+        }
+        Sched s = mp.sched;
+        if (s.gomaxprocs <= s.npidle.get() + s.nmspinning.get() + 1) {
+            return false;
+        }
+        return mp.p.runq.isEmpty();
+    }
+
+    /** Go's procyield(active_spin_cnt). */
+    static void doSpin() {
+        for (int i = 0; i < ACTIVE_SPIN_CNT; i++) {
+            Thread.onSpinWait();
+        }
+    }
+
+    // =============================================================================================
+    // Goroutine creation and exit
+    // =============================================================================================
+
+    /**
+     * Creates a goroutine running fn. From a goroutine of this runtime it goes to runnext of the
+     * current P; from anywhere else to the global queue. Then wakep.
+     * Can be executed by any thread.
+     * Go: runtime/proc.go newproc
+     */
+    void newproc(Runnable fn) {
+        if (fn == null) {
+            throw new NullPointerException("go of nil func value");
+        }
+        M mp = M.current();
+        P pp = mp != null && mp.sched == sched && mp.curg != null ? mp.p : null;
+        if (pp == null) {
+            if (sched.closing) {
+                throw new java.util.concurrent.RejectedExecutionException("gosched runtime is shut down");
+            }
+            G newg = newG(fn, null);
+            newg.goid = sched.goidgen.incrementAndGet();
+            sched.spawnedOutside.incrementAndGet();
+            trackRunnable(newg, ThreadLocalRandom.current().nextInt());
+            globrunqputLocked(newg);
+            wakep();
+            return;
+        }
+        G newg = newG(fn, pp);
+        newg.goid = nextGoid(pp);
+        pp.count(P.C_SPAWNED);
+        trackRunnable(newg, pp.cheaprand());
+        runqput(pp, newg, true);
+        wakep();
+    }
+
+    private G newG(Runnable fn, P pp) {
+        G gp = pp != null ? gfget(pp) : null;
+        if (gp == null) {
+            gp = new G(sched);
+        }
+        gp.body = fn;
+        gp.coroutine = new Coroutine(gp);
+        gp.preempt = false;
+        gp.param = null;
+        gp.setSelectDone(0);
+        gp.waitreason = null;
+        gp.locks = 0;
+        gp.initStatus(G.RUNNABLE);
+        return gp;
+    }
+
+    /** Owner P only. Go: newproc1's goid cache. */
+    private long nextGoid(P pp) {
+        if (pp.goidcache == pp.goidcacheend) {
+            long end = sched.goidgen.addAndGet(GOID_CACHE_BATCH);
+            pp.goidcache = end - GOID_CACHE_BATCH + 1;
+            pp.goidcacheend = end + 1;
+        }
+        return pp.goidcache++;
+    }
+
+    /** Decides whether this runnable transition is timed (1 in G_TRACKING_PERIOD). */
+    void trackRunnable(G gp, int rnd) {
+        gp.runnableSince = (rnd & (G_TRACKING_PERIOD - 1)) == 0 ? System.nanoTime() : 0;
+    }
+
+    /** The G finished: recycle it. Executed only by the M that ran it. Go: goexit0, gdestroy */
+    private void goexit0(M mp, G gp) {
+        gp.casgstatus(G.RUNNING, G.DEAD);
+        gp.m = null;
+        gp.body = null;
+        gp.coroutine = null;
+        gp.param = null;
+        gp.waitreason = null;
+        P pp = mp.p;
+        if (pp != null) {
+            pp.count(P.C_EXITED);
+            gfput(pp, gp);
+        } else {
+            sched.lock.lock();
+            try {
+                sched.exitedWithoutP++;
+            } finally {
+                sched.lock.unlock();
+            }
+        }
+    }
+
+    /** Owner P only. Go: gfput */
+    private void gfput(P pp, G gp) {
+        gp.schedlink = pp.gFree;
+        pp.gFree = gp;
+        pp.gFreeCount++;
+        if (pp.gFreeCount >= GFREE_LOCAL_MAX) {
+            sched.lock.lock();
+            try {
+                while (pp.gFreeCount >= GFREE_LOCAL_KEEP) {
+                    G g = pp.gFree;
+                    pp.gFree = g.schedlink;
+                    pp.gFreeCount--;
+                    g.schedlink = sched.gFree;
+                    sched.gFree = g;
+                    sched.gFreeCount++;
+                }
+            } finally {
+                sched.lock.unlock();
+            }
+        }
+    }
+
+    /** Owner P only. Go: gfget */
+    private G gfget(P pp) {
+        if (pp.gFree == null && sched.gFreeCount > 0) {
+            sched.lock.lock();
+            try {
+                while (pp.gFreeCount < GFREE_LOCAL_KEEP && sched.gFree != null) {
+                    G g = sched.gFree;
+                    sched.gFree = g.schedlink;
+                    sched.gFreeCount--;
+                    g.schedlink = pp.gFree;
+                    pp.gFree = g;
+                    pp.gFreeCount++;
+                }
+            } finally {
+                sched.lock.unlock();
+            }
+        }
+        G gp = pp.gFree;
+        if (gp != null) {
+            pp.gFree = gp.schedlink;
+            pp.gFreeCount--;
+            gp.schedlink = null;
+        }
+        return gp;
+    }
+
+    // =============================================================================================
+    // Run queues
+    // =============================================================================================
+
+    /**
+     * Puts gp on pp's local queue: into runnext when next (the old runnext is kicked to the
+     * tail), else at the tail; a full ring spills half of itself to the global queue.
+     * Executed only by the owner P.
+     * Go: runtime/proc.go runqput
+     */
+    void runqput(P pp, G gp, boolean next) {
+        if (next) {
+            gp = pp.runq.putNext(gp);
+            if (gp == null) {
+                return;
+            }
+        }
+        while (!pp.runq.putTail(gp)) {
+            if (runqputslow(pp, gp)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Moves half of pp's full ring plus gp to the global queue in one batch.
+     * Executed only by the owner P.
+     * Go: runtime/proc.go runqputslow
+     */
+    private boolean runqputslow(P pp, G gp) {
+        G[] batch = new G[pp.runq.capacity() / 2 + 1];
+        int n = pp.runq.grabHalfForOverflow(batch);
+        if (n == 0) {
+            return false;
+        }
+        batch[n] = gp;
+        for (int i = 0; i < n; i++) {
+            batch[i].schedlink = batch[i + 1];
+        }
+        sched.lock.lock();
+        try {
+            sched.runq.putBatch(batch[0], batch[n], n + 1);
+        } finally {
+            sched.lock.unlock();
+        }
+        return true;
+    }
+
+    /** Puts gp on the global queue, taking sched.lock. Can be executed by any thread. */
+    void globrunqputLocked(G gp) {
+        sched.lock.lock();
+        try {
+            sched.runq.put(gp);
+        } finally {
+            sched.lock.unlock();
+        }
+    }
+
+    /**
+     * Takes a batch from the global queue: returns the first G and moves up to n-1 more into
+     * pp's ring. n' = min(n, size, size/GOMAXPROCS + 1), so one P cannot drain it.
+     * sched.lock must be held; executed only by the owner P.
+     * Go: runtime/proc.go globrunqgetbatch
+     */
+    private G globrunqgetbatch(P pp, int max) {
+        int size = sched.runq.size();
+        if (size == 0) {
+            return null;
+        }
+        int n = Math.min(size, size / Math.max(1, sched.gomaxprocs) + 1);
+        n = Math.min(n, max);
+        G gp = sched.runq.get();
+        for (int i = 1; i < n; i++) {
+            G g = sched.runq.get();
+            if (!pp.runq.putTail(g)) {
+                sched.runq.putHead(g); // cannot happen: a P only takes a batch when its ring is empty
+                break;
+            }
+        }
+        return gp;
+    }
+
+    // =============================================================================================
+    // The scheduling loop
+    // =============================================================================================
+
+    /** The body of every M thread. Go: runtime/proc.go mstart */
+    void mstart(M mp) {
+        try {
+            P pp = mp.nextp;
+            if (pp != null) {
+                mp.nextp = null;
+                acquirep(mp, pp);
+            }
+            schedule(mp);
+        } finally {
+            if (mp.p != null) {
+                releasep(mp);
+            }
+            sched.mcount.decrementAndGet();
+        }
+    }
+
+    /**
+     * One M's scheduling loop: find a G, run it, act on how it yielded. Returns only when the
+     * runtime stops.
+     * Go: runtime/proc.go schedule
+     */
+    private void schedule(M mp) {
+        for (;;) {
+            if (mp.p == null) {
+                // exitsyscall0 parked without a P and was woken with one, or for shutdown.
+                if (sched.stopping) {
+                    return;
+                }
+                stopm(mp);
+                continue;
+            }
+            G gp = findRunnable(mp);
+            if (gp == null) {
+                return; // stopping
+            }
+            if (mp.spinning) {
+                resetspinning(mp);
+            }
+            boolean inheritTime = mp.inheritTime;
+            while (gp != null) {
+                gp = execute(mp, gp, inheritTime);
+                inheritTime = true;
+            }
+        }
+    }
+
+    /**
+     * Runs gp on mp until it yields or ends. Returns a G to run at once (a park that its
+     * commit cancelled), or null.
+     * Executed only by mp, holding a P.
+     * Go: runtime/proc.go execute
+     */
+    private G execute(M mp, G gp, boolean inheritTime) {
+        P pp = mp.p;
+        mp.curg = gp;
+        gp.m = mp;
+        gp.casgstatus(G.RUNNABLE, G.RUNNING);
+        gp.preempt = false;
+        if (!inheritTime) {
+            pp.incSchedtick();
+        }
+        pp.count(P.C_SCHEDULES);
+        long since = gp.runnableSince;
+        if (since != 0) {
+            gp.runnableSince = 0;
+            long d = System.nanoTime() - since;
+            pp.recordLatency(latencyBucket(d), d);
+        }
+
+        gp.coroutine.run();
+
+        mp.curg = null;
+        if (gp.coroutine.isDone()) {
+            goexit0(mp, gp);
+            return null;
+        }
+        int op = gp.op;
+        gp.op = G.OP_NONE;
+        switch (op) {
+            case G.OP_PARK -> {
+                return parkM(mp, gp);
+            }
+            case G.OP_GOSCHED -> goschedImpl(mp, gp, false);
+            case G.OP_PREEMPT -> goschedImpl(mp, gp, true);
+            case G.OP_EXITSYSCALL -> exitsyscall0(mp, gp);
+            default -> throw new IllegalStateException("goroutine " + gp.goid + " yielded without a reason");
+        }
+        return null;
+    }
+
+    /** Go: runtime/proc.go park_m. Executed only by mp, after gp yielded. */
+    private G parkM(M mp, G gp) {
+        ParkCommit commit = gp.parkCommit;
+        Object arg = gp.parkArg;
+        gp.parkCommit = null;
+        gp.parkArg = null;
+        gp.m = null;
+        gp.casgstatus(G.RUNNING, G.WAITING);
+        // From here on another M may ready and run gp as soon as commit releases its lock.
+        if (commit != null && !commit.commit(gp, arg)) {
+            gp.casgstatus(G.WAITING, G.RUNNABLE);
+            return gp;
+        }
+        return null;
+    }
+
+    /** Go: runtime/proc.go goschedImpl. Executed only by mp, after gp yielded. */
+    private void goschedImpl(M mp, G gp, boolean preempted) {
+        gp.m = null;
+        gp.casgstatus(G.RUNNING, G.RUNNABLE);
+        if (preempted && mp.p != null) {
+            mp.p.count(P.C_PREEMPTIONS);
+        }
+        trackRunnable(gp, mp.p != null ? mp.p.cheaprand() : 1);
+        globrunqputLocked(gp);
+        wakep();
+    }
+
+    static int latencyBucket(long nanos) {
+        long[] b = LATENCY_BOUNDS_NANOS;
+        int i = 0;
+        while (i < b.length && nanos > b[i]) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * Finds a runnable G, in Go's order: the global queue every 61st tick, the local queue,
+     * the global queue, stealing; then gives up the P, re-checks everything, and parks.
+     * Returns null only when the runtime is stopping. Sets mp.inheritTime.
+     * Executed only by mp, holding a P.
+     * Go: runtime/proc.go findRunnable
+     */
+    private G findRunnable(M mp) {
+        top:
+        for (;;) {
+            if (sched.stopping) {
+                if (mp.spinning) {
+                    mp.spinning = false;
+                    sched.nmspinning.decrementAndGet();
+                }
+                return null;
+            }
+            P pp = mp.p;
+            if (sched.gcwaiting) {
+                gcstopm(mp);
+                continue;
+            }
+            mp.inheritTime = false;
+
+            // Fairness: without this two goroutines that keep readying each other would starve
+            // the global queue forever.
+            if (pp.schedtick() % GLOBAL_RUNQ_CHECK == 0 && !sched.runq.isEmpty()) {
+                sched.lock.lock();
+                G gp;
+                try {
+                    gp = sched.runq.get();
+                } finally {
+                    sched.lock.unlock();
+                }
+                if (gp != null) {
+                    return gp;
+                }
+            }
+
+            G gp = pp.runq.getNext();
+            if (gp != null) {
+                mp.inheritTime = true;
+                return gp;
+            }
+            gp = pp.runq.getRing();
+            if (gp != null) {
+                return gp;
+            }
+
+            if (!sched.runq.isEmpty()) {
+                sched.lock.lock();
+                try {
+                    gp = globrunqgetbatch(pp, pp.runq.capacity() / 2);
+                } finally {
+                    sched.lock.unlock();
+                }
+                if (gp != null) {
+                    return gp;
+                }
+            }
+
+            // Spinning Ms are limited to half the busy Ps: beyond that they burn CPU for nothing.
+            int procs = sched.gomaxprocs;
+            if (mp.spinning || 2 * sched.nmspinning.get() < procs - sched.npidle.get()) {
+                if (!mp.spinning) {
+                    becomeSpinning(mp);
+                }
+                gp = stealWork(mp, pp);
+                if (gp != null) {
+                    return gp;
+                }
+                if (sched.gcwaiting) {
+                    continue;
+                }
+            }
+
+            // Nothing found: give up the P.
+            P[] allpSnapshot = sched.allp;
+            int procsSnapshot = sched.gomaxprocs;
+            sched.lock.lock();
+            try {
+                if (sched.gcwaiting || sched.stopping) {
+                    continue;
+                }
+                if (!sched.runq.isEmpty()) {
+                    gp = globrunqgetbatch(pp, pp.runq.capacity() / 2);
+                    if (gp != null) {
+                        return gp;
+                    }
+                }
+                if (!mp.spinning && sched.needspinning == 1) {
+                    // An M wanted to spin but found no idle P; we spin in its place.
+                    becomeSpinning(mp);
+                    continue;
+                }
+                releasep(mp);
+                pidleput(pp);
+            } finally {
+                sched.lock.unlock();
+            }
+
+            // The delicate dance: drop spinning, then re-check everything a submitter may have
+            // published while it still saw us spinning (see "Spinning and wakep").
+            if (mp.spinning) {
+                mp.spinning = false;
+                if (sched.nmspinning.decrementAndGet() < 0) {
+                    throw new IllegalStateException("findRunnable: negative nmspinning");
+                }
+                if (!sched.runq.isEmpty()) {
+                    sched.lock.lock();
+                    P p2;
+                    try {
+                        p2 = pidlegetSpinning();
+                        if (p2 != null) {
+                            acquirep(mp, p2);
+                            gp = globrunqgetbatch(p2, p2.runq.capacity() / 2);
+                        }
+                    } finally {
+                        sched.lock.unlock();
+                    }
+                    if (p2 != null) {
+                        becomeSpinning(mp);
+                        if (gp != null) {
+                            return gp;
+                        }
+                        continue;
+                    }
+                }
+                P p2 = checkRunqsNoP(allpSnapshot, procsSnapshot);
+                if (p2 != null) {
+                    acquirep(mp, p2);
+                    becomeSpinning(mp);
+                    continue;
+                }
+            }
+            stopm(mp);
+            if (mp.p == null) {
+                return null; // woken for shutdown
+            }
+        }
+    }
+
+    /**
+     * Tries to steal a batch of Gs from another P.
+     * Executed only by mp, spinning, holding a P.
+     * Go: runtime/proc.go stealWork
+     */
+    private G stealWork(M mp, P pp) {
+        RandomOrder order = sched.stealOrder;
+        P[] allp = sched.allp;
+        int n = order.count();
+        for (int i = 0; i < STEAL_TRIES; i++) {
+            boolean lastPass = i == STEAL_TRIES - 1;
+            for (long c = order.start(pp.cheaprand()); !RandomOrder.done(c, n); c = RandomOrder.next(c, n)) {
+                if (sched.gcwaiting || sched.stopping) {
+                    return null;
+                }
+                P p2 = allp[RandomOrder.position(c)];
+                if (p2 == pp || p2.idle) {
+                    continue;
+                }
+                G gp = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
+                if (gp != null) {
+                    pp.count(P.C_STEALS);
+                    pp.count(P.C_STOLEN, pp.runq.lastStealCount);
+                    return gp;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Looks for a non-idle P with local work; if there is one, returns an idle P to run it.
+     * Executed by an M without a P.
+     * Go: runtime/proc.go checkRunqsNoP
+     */
+    private P checkRunqsNoP(P[] allp, int procs) {
+        for (int i = 0; i < procs && i < allp.length; i++) {
+            P p2 = allp[i];
+            if (!p2.idle && !p2.runq.isEmpty()) {
+                sched.lock.lock();
+                try {
+                    return pidlegetSpinning();
+                } finally {
+                    sched.lock.unlock();
+                }
+            }
+        }
+        return null;
+    }
+
+    // =============================================================================================
+    // Spinning, waking and parking Ms
+    // =============================================================================================
+
+    /** Executed only by mp. Go: runtime/proc.go becomeSpinning */
+    private void becomeSpinning(M mp) {
+        mp.spinning = true;
+        sched.nmspinning.incrementAndGet();
+        sched.needspinning = 0;
+    }
+
+    /**
+     * The spinning M found work: it stops spinning and wakes another spinner, so parallelism
+     * ramps up one M at a time.
+     * Executed only by mp. Go: runtime/proc.go resetspinning
+     */
+    private void resetspinning(M mp) {
+        mp.spinning = false;
+        if (sched.nmspinning.decrementAndGet() < 0) {
+            throw new IllegalStateException("resetspinning: negative nmspinning");
+        }
+        wakep();
+    }
+
+    /**
+     * Starts one more spinning M if there is an idle P and no M is spinning already.
+     * Can be executed by any thread.
+     * Go: runtime/proc.go wakep
+     */
+    void wakep() {
+        if (sched.nmspinning.get() != 0 || !sched.nmspinning.compareAndSet(0, 1)) {
+            return;
+        }
+        P pp;
+        sched.lock.lock();
+        try {
+            pp = pidlegetSpinning();
+            if (pp == null) {
+                if (sched.nmspinning.decrementAndGet() < 0) {
+                    throw new IllegalStateException("wakep: negative nmspinning");
+                }
+                return;
+            }
+        } finally {
+            sched.lock.unlock();
+        }
+        startm(pp, true);
+    }
+
+    /**
+     * Runs pp on an idle or new M. pp == null means take an idle P (none: do nothing).
+     * spinning: the caller already counted the new M in nmspinning.
+     * Can be executed by any thread; sched.lock must not be held.
+     * Go: runtime/proc.go startm
+     */
+    void startm(P pp, boolean spinning) {
+        M nmp;
+        sched.lock.lock();
+        try {
+            if (pp == null) {
+                if (spinning) {
+                    throw new IllegalStateException("startm: P required for spinning=true");
+                }
+                pp = pidleget();
+                if (pp == null) {
+                    return;
+                }
+            }
+            if (sched.stopping) {
+                pidleput(pp);
+                if (spinning) {
+                    sched.nmspinning.decrementAndGet();
+                }
+                return;
+            }
+            nmp = mget();
+            if (nmp == null) {
+                nmp = new M(sched, sched.mnext++);
+                sched.mcount.incrementAndGet();
+                sched.allm.add(nmp);
+                nmp.spinning = spinning;
+                nmp.nextp = pp;
+                nmp.start();
+                return;
+            }
+        } finally {
+            sched.lock.unlock();
+        }
+        nmp.spinning = spinning;
+        nmp.nextp = pp;
+        nmp.notewakeup();
+    }
+
+    /**
+     * Parks mp on the idle list until startm hands it a P. Returns with mp.p set, or null when
+     * the runtime is stopping.
+     * Executed only by mp, holding no P.
+     * Go: runtime/proc.go stopm
+     */
+    void stopm(M mp) {
+        if (mp.p != null || mp.spinning) {
+            throw new IllegalStateException("stopm holding p or spinning");
+        }
+        sched.lock.lock();
+        try {
+            if (sched.stopping) {
+                return;
+            }
+            mput(mp);
+        } finally {
+            sched.lock.unlock();
+        }
+        mp.notesleep();
+        P pp = mp.nextp;
+        if (pp != null) {
+            mp.nextp = null;
+            acquirep(mp, pp);
+        }
+    }
+
+    /**
+     * Hands off pp, released by an M that will not run Go code for a while (a syscall, a
+     * stopped world): starts an M for it if there is work it would find, else idles it.
+     * Can be executed by any thread; sched.lock must not be held.
+     * Go: runtime/proc.go handoffp
+     */
+    void handoffp(P pp) {
+        if (!pp.runq.isEmpty() || !sched.runq.isEmpty()) {
+            startm(pp, false);
+            return;
+        }
+        // No local work: make sure there is a spinning M, as a wakep would.
+        if (sched.nmspinning.get() + sched.npidle.get() == 0 && sched.nmspinning.compareAndSet(0, 1)) {
+            sched.needspinning = 0;
+            startm(pp, true);
+            return;
+        }
+        sched.lock.lock();
+        try {
+            if (sched.gcwaiting) {
+                pp.setStatus(P.GCSTOP);
+                stopwaitDecrement();
+                return;
+            }
+            if (!sched.runq.isEmpty()) {
+                // fall through to startm below, outside the lock
+            } else {
+                pidleput(pp);
+                return;
+            }
+        } finally {
+            sched.lock.unlock();
+        }
+        startm(pp, false);
+    }
+
+    /** Go: runtime/proc.go acquirep, wirep. Executed only by mp. */
+    void acquirep(M mp, P pp) {
+        if (pp.m != null) {
+            throw new IllegalStateException("acquirep: " + pp + " already held by m" + pp.m.mid);
+        }
+        pp.m = mp;
+        pp.setStatus(P.RUNNING);
+        mp.p = pp;
+    }
+
+    /** Go: runtime/proc.go releasep. Executed only by mp. */
+    P releasep(M mp) {
+        P pp = mp.p;
+        pp.m = null;
+        mp.p = null;
+        pp.setStatus(P.IDLE);
+        return pp;
+    }
+
+    /** sched.lock must be held. Go: pidleput */
+    private void pidleput(P pp) {
+        if (!pp.runq.isEmpty()) {
+            throw new IllegalStateException("pidleput: P has non-empty run queue");
+        }
+        pp.setStatus(P.IDLE);
+        pp.idle = true;
+        pp.link = sched.pidle;
+        sched.pidle = pp;
+        sched.npidle.incrementAndGet();
+    }
+
+    /** sched.lock must be held. Go: pidleget */
+    private P pidleget() {
+        P pp = sched.pidle;
+        if (pp != null) {
+            sched.pidle = pp.link;
+            pp.link = null;
+            pp.idle = false;
+            sched.npidle.decrementAndGet();
+        }
+        return pp;
+    }
+
+    /** sched.lock must be held. Go: pidlegetSpinning */
+    private P pidlegetSpinning() {
+        P pp = pidleget();
+        if (pp == null) {
+            sched.needspinning = 1;
+        }
+        return pp;
+    }
+
+    /** sched.lock must be held. */
+    private void mput(M mp) {
+        mp.schedlink = sched.midle;
+        sched.midle = mp;
+        sched.nmidle++;
+    }
+
+    /** sched.lock must be held. */
+    private M mget() {
+        M mp = sched.midle;
+        if (mp != null) {
+            sched.midle = mp.schedlink;
+            mp.schedlink = null;
+            sched.nmidle--;
+        }
+        return mp;
+    }
+
+    // =============================================================================================
+    // Syscalls
+    // =============================================================================================
+
+    /**
+     * The current G enters blocking code: its M lets go of the P (status SYSCALL) so sysmon
+     * can retake it for others, but keeps it as oldp to take back on exit.
+     * Executed only by a goroutine.
+     * Go: runtime/proc.go entersyscall, reentersyscall
+     */
+    static void entersyscall(G gp) {
+        M mp = gp.m;
+        P pp = mp.p;
+        gp.casgstatus(G.RUNNING, G.SYSCALL);
+        mp.syscalltick = pp.syscalltick();
+        mp.oldp = pp;
+        pp.m = null;
+        mp.p = null;
+        mp.sched.nmsyscall.incrementAndGet();
+        pp.setStatus(P.SYSCALL);
+        if (mp.sched.gcwaiting && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+            // A stop-the-world is waiting for this P: give it up now.
+            mp.sched.lock.lock();
+            try {
+                mp.sched.scheduler.stopwaitDecrement();
+            } finally {
+                mp.sched.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * The current G leaves blocking code: take the old P back if nobody retook it, else any
+     * idle P, else yield to the global queue and let the M park (exitsyscall0).
+     * Executed only by a goroutine.
+     * Go: runtime/proc.go exitsyscall, exitsyscallfast
+     */
+    static void exitsyscall(G gp) {
+        M mp = gp.m;
+        Sched s = mp.sched;
+        s.nmsyscall.decrementAndGet();
+        P oldp = mp.oldp;
+        mp.oldp = null;
+        if (oldp != null && oldp.status() == P.SYSCALL && oldp.casStatus(P.SYSCALL, P.IDLE)) {
+            s.scheduler.acquirep(mp, oldp);
+            oldp.incSyscalltick();
+            gp.casgstatus(G.SYSCALL, G.RUNNING);
+            return;
+        }
+        if (s.npidle.get() > 0 && !s.gcwaiting) {
+            P pp;
+            s.lock.lock();
+            try {
+                pp = s.scheduler.pidleget();
+            } finally {
+                s.lock.unlock();
+            }
+            if (pp != null) {
+                s.scheduler.acquirep(mp, pp);
+                pp.incSyscalltick();
+                gp.casgstatus(G.SYSCALL, G.RUNNING);
+                return;
+            }
+        }
+        // Slow path: no P. Yield; the M queues us globally and parks (exitsyscall0).
+        gp.op = G.OP_EXITSYSCALL;
+        if (!Coroutine.yieldToScheduler()) {
+            throw new IllegalStateException("goroutine " + gp.goid + " cannot leave a syscall while pinned");
+        }
+    }
+
+    /** Go: runtime/proc.go exitsyscall0. Executed only by mp (no P), after gp yielded. */
+    private void exitsyscall0(M mp, G gp) {
+        gp.m = null;
+        gp.casgstatus(G.SYSCALL, G.RUNNABLE);
+        P pp;
+        sched.lock.lock();
+        try {
+            pp = sched.gcwaiting ? null : pidleget();
+            if (pp == null) {
+                sched.runq.put(gp);
+            }
+        } finally {
+            sched.lock.unlock();
+        }
+        if (pp != null) {
+            acquirep(mp, pp);
+            // Run it right away on the P we found (the G was never queued).
+            G next = gp;
+            boolean inherit = false;
+            while (next != null) {
+                next = execute(mp, next, inherit);
+                inherit = true;
+            }
+            return;
+        }
+        stopm(mp);
+    }
+
+    // =============================================================================================
+    // Stop-the-world and procresize
+    // =============================================================================================
+
+    /** sched.lock must be held. */
+    private void stopwaitDecrement() {
+        sched.stopwait--;
+        if (sched.stopwait == 0) {
+            sched.stopnoteSet = true;
+            Thread t = sched.stopperThread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /** A running P stops for a stop-the-world. Executed only by mp. Go: gcstopm */
+    private void gcstopm(M mp) {
+        if (mp.spinning) {
+            mp.spinning = false;
+            sched.nmspinning.decrementAndGet();
+        }
+        P pp = releasep(mp);
+        sched.lock.lock();
+        try {
+            pp.setStatus(P.GCSTOP);
+            stopwaitDecrement();
+        } finally {
+            sched.lock.unlock();
+        }
+        stopm(mp);
+    }
+
+    /**
+     * Changes GOMAXPROCS with the world stopped: every P reaches a scheduling point (running
+     * Gs are asked to yield at their next safe point), then Ps are created or destroyed and
+     * their queues moved, then the world restarts. Must be called by a thread that holds no P
+     * of this runtime (GoRuntime runs it inside a syscall when called from a goroutine).
+     * Go: runtime/proc.go stopTheWorldWithSema, procresize, startTheWorldWithSema
+     */
+    void stopTheWorldAndResize(int nprocs) {
+        List<P> runnablePs;
+        sched.lock.lock();
+        try {
+            sched.stopperThread = Thread.currentThread();
+            sched.stopnoteSet = false;
+            int old = sched.gomaxprocs;
+            sched.stopwait = old;
+            sched.gcwaiting = true;
+            preemptall();
+            P[] allp = sched.allp;
+            for (int i = 0; i < old; i++) {
+                P pp = allp[i];
+                if (pp.status() == P.SYSCALL && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+                    sched.stopwait--;
+                }
+            }
+            for (P pp; (pp = pidleget()) != null; ) {
+                pp.setStatus(P.GCSTOP);
+                sched.stopwait--;
+            }
+            // Ms parked in stopm may hold nothing; the running Ps stop in findRunnable.
+        } finally {
+            sched.lock.unlock();
+        }
+        long nextPreempt = System.nanoTime() + 100_000;
+        while (!sched.stopnoteSet) {
+            sched.lock.lock();
+            try {
+                if (sched.stopwait == 0) {
+                    break;
+                }
+            } finally {
+                sched.lock.unlock();
+            }
+            LockSupport.parkNanos(this, 100_000);
+            if (System.nanoTime() >= nextPreempt) {
+                preemptall();
+                nextPreempt = System.nanoTime() + 100_000;
+            }
+        }
+        sched.lock.lock();
+        try {
+            runnablePs = procresize(nprocs);
+            sched.gcwaiting = false;
+            sched.stopperThread = null;
+        } finally {
+            sched.lock.unlock();
+        }
+        for (P pp : runnablePs) {
+            startm(pp, false);
+        }
+        wakep();
+    }
+
+    /** Asks every running G to yield at its next safe point. Go: preemptall */
+    void preemptall() {
+        P[] allp = sched.allp;
+        for (int i = 0; i < sched.gomaxprocs && i < allp.length; i++) {
+            M mp = allp[i].m;
+            if (mp != null) {
+                G gp = mp.curg;
+                if (gp != null) {
+                    gp.preempt = true;
+                }
+            }
+        }
+    }
+
+    /**
+     * Creates or destroys Ps so that exactly nprocs are in use. Returns the Ps with local work,
+     * which need an M. The world is stopped (every P in use is GCSTOP) and sched.lock is held.
+     * Go: runtime/proc.go procresize
+     */
+    List<P> procresize(int nprocs) {
+        int old = sched.gomaxprocs;
+        P[] allp = sched.allp;
+        if (nprocs > allp.length) {
+            P[] grown = Arrays.copyOf(allp, nprocs);
+            for (int i = allp.length; i < nprocs; i++) {
+                grown[i] = new P(i, sched.config.runqSize(), sched.config.seed() * 31 + i + 1);
+            }
+            allp = grown;
+            sched.allp = grown;
+        }
+        for (int i = old; i < nprocs; i++) {
+            allp[i].setStatus(P.GCSTOP);
+        }
+        // Destroy Ps beyond nprocs: their Gs go to the head of the global queue in order.
+        G[] drained = new G[sched.config.runqSize() + 1];
+        for (int i = nprocs; i < old; i++) {
+            P pp = allp[i];
+            int n = pp.runq.drain(drained);
+            // drained[0] may be runnext; it should run first, so push in reverse order.
+            for (int k = n - 1; k >= 0; k--) {
+                sched.runq.putHead(drained[k]);
+                drained[k] = null;
+            }
+            while (pp.gFree != null) {
+                G g = pp.gFree;
+                pp.gFree = g.schedlink;
+                g.schedlink = sched.gFree;
+                sched.gFree = g;
+                sched.gFreeCount++;
+            }
+            pp.gFreeCount = 0;
+            pp.setStatus(P.DEAD); // its counters stay: stats() sums over every P ever created
+        }
+        sched.gomaxprocs = nprocs;
+        sched.stealOrder = new RandomOrder(nprocs);
+        List<P> runnable = new ArrayList<>();
+        for (int i = nprocs - 1; i >= 0; i--) {
+            P pp = allp[i];
+            if (pp.status() != P.GCSTOP) {
+                continue; // held by an M that never stopped (cannot happen with the world stopped)
+            }
+            if (pp.runq.isEmpty()) {
+                pidleput(pp);
+            } else {
+                pp.setStatus(P.IDLE);
+                runnable.add(pp);
+            }
+        }
+        return runnable;
+    }
+
+    /** First start: creates the Ps. Called once by GoRuntime before any M exists. */
+    void init(int nprocs) {
+        sched.lock.lock();
+        try {
+            procresize(nprocs);
+        } finally {
+            sched.lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,214 @@
+package io.gosched.runtime;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Immutable runtime settings; build with {@link #builder()}. Every setter validates its input
+ * and names the setting in the exception.
+ */
+public final class SchedulerConfig {
+
+    /** The most Ps a runtime may have (the steal order packs indices in 16 bits). */
+    public static final int MAX_GOMAXPROCS = 1024;
+
+    private final int gomaxprocs;
+    private final Duration preemptQuantum;
+    private final Duration shutdownTimeout;
+    private final BiConsumer<Long, Throwable> uncaughtExceptionHandler;
+    private final boolean sysmon;
+    private final boolean randomizeScheduling;
+    private final long seed;
+    private final int runqSize;
+    private final LongSupplier nanoClock;
+    private final String name;
+
+    private SchedulerConfig(Builder b) {
+        this.gomaxprocs = b.gomaxprocs;
+        this.preemptQuantum = b.preemptQuantum;
+        this.shutdownTimeout = b.shutdownTimeout;
+        this.uncaughtExceptionHandler = b.uncaughtExceptionHandler;
+        this.sysmon = b.sysmon;
+        this.randomizeScheduling = b.randomizeScheduling;
+        this.seed = b.seed;
+        this.runqSize = b.runqSize;
+        this.nanoClock = b.nanoClock;
+        this.name = b.name;
+    }
+
+    /** GOMAXPROCS = available processors, 10 ms preemption quantum, 10 s shutdown timeout. */
+    public static SchedulerConfig defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder pre-filled with this configuration's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.gomaxprocs = gomaxprocs;
+        b.preemptQuantum = preemptQuantum;
+        b.shutdownTimeout = shutdownTimeout;
+        b.uncaughtExceptionHandler = uncaughtExceptionHandler;
+        b.sysmon = sysmon;
+        b.randomizeScheduling = randomizeScheduling;
+        b.seed = seed;
+        b.runqSize = runqSize;
+        b.nanoClock = nanoClock;
+        b.name = name;
+        return b;
+    }
+
+    /** Initial number of Ps. */
+    public int gomaxprocs() {
+        return gomaxprocs;
+    }
+
+    /** How long a G may run before sysmon asks it to yield (Go: forcePreemptNS, 10 ms). */
+    public Duration preemptQuantum() {
+        return preemptQuantum;
+    }
+
+    /** What {@link GoRuntime#close()} waits for goroutines to end. */
+    public Duration shutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    /** Receives (goid, exception) for a goroutine that ended by an exception. */
+    public BiConsumer<Long, Throwable> uncaughtExceptionHandler() {
+        return uncaughtExceptionHandler;
+    }
+
+    /** Whether the sysmon thread runs (preemption, syscall retake, network polling). */
+    public boolean sysmon() {
+        return sysmon;
+    }
+
+    /** Test hook: randomizes run-queue decisions to shake out ordering assumptions. */
+    public boolean randomizeScheduling() {
+        return randomizeScheduling;
+    }
+
+    /** Seed of the per-P random sources (steal order, sampling). */
+    public long seed() {
+        return seed;
+    }
+
+    /** Local run queue capacity, a power of two (Go: 256; tests use smaller). */
+    public int runqSize() {
+        return runqSize;
+    }
+
+    /** The clock of timers and sysmon, in nanoseconds; injectable for tests. */
+    public LongSupplier nanoClock() {
+        return nanoClock;
+    }
+
+    /** A name for the runtime's threads' group. */
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String toString() {
+        return "SchedulerConfig[gomaxprocs=" + gomaxprocs + ", preemptQuantum=" + preemptQuantum
+                + ", shutdownTimeout=" + shutdownTimeout + ", sysmon=" + sysmon + ", runqSize=" + runqSize
+                + ", name=" + name + "]";
+    }
+
+    /** Validating builder for {@link SchedulerConfig}. */
+    public static final class Builder {
+        private int gomaxprocs = Math.min(MAX_GOMAXPROCS, Runtime.getRuntime().availableProcessors());
+        private Duration preemptQuantum = Duration.ofMillis(10);
+        private Duration shutdownTimeout = Duration.ofSeconds(10);
+        private BiConsumer<Long, Throwable> uncaughtExceptionHandler = (goid, t) -> {
+            System.err.println("goroutine " + goid + " ended by an uncaught exception:");
+            t.printStackTrace();
+        };
+        private boolean sysmon = true;
+        private boolean randomizeScheduling;
+        private long seed = System.nanoTime();
+        private int runqSize = Scheduler.RUNQ_SIZE;
+        private LongSupplier nanoClock = System::nanoTime;
+        private String name = "gosched";
+
+        private Builder() {
+        }
+
+        public Builder gomaxprocs(int n) {
+            if (n < 1 || n > MAX_GOMAXPROCS) {
+                throw new IllegalArgumentException("gomaxprocs must be between 1 and " + MAX_GOMAXPROCS + ": " + n);
+            }
+            this.gomaxprocs = n;
+            return this;
+        }
+
+        public Builder preemptQuantum(Duration d) {
+            Objects.requireNonNull(d, "preemptQuantum");
+            if (d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(Duration.ofSeconds(10)) > 0) {
+                throw new IllegalArgumentException("preemptQuantum must be between 1ms and 10s: " + d);
+            }
+            this.preemptQuantum = d;
+            return this;
+        }
+
+        public Builder shutdownTimeout(Duration d) {
+            Objects.requireNonNull(d, "shutdownTimeout");
+            if (d.isNegative()) {
+                throw new IllegalArgumentException("shutdownTimeout must not be negative: " + d);
+            }
+            this.shutdownTimeout = d;
+            return this;
+        }
+
+        public Builder uncaughtExceptionHandler(BiConsumer<Long, Throwable> handler) {
+            this.uncaughtExceptionHandler = Objects.requireNonNull(handler, "uncaughtExceptionHandler");
+            return this;
+        }
+
+        public Builder sysmon(boolean on) {
+            this.sysmon = on;
+            return this;
+        }
+
+        public Builder randomizeScheduling(boolean on) {
+            this.randomizeScheduling = on;
+            return this;
+        }
+
+        public Builder seed(long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        public Builder runqSize(int size) {
+            if (size < 4 || size > 1 << 16 || Integer.bitCount(size) != 1) {
+                throw new IllegalArgumentException("runqSize must be a power of two between 4 and 65536: " + size);
+            }
+            this.runqSize = size;
+            return this;
+        }
+
+        public Builder nanoClock(LongSupplier clock) {
+            this.nanoClock = Objects.requireNonNull(clock, "nanoClock");
+            return this;
+        }
+
+        public Builder name(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        public SchedulerConfig build() {
+            return new SchedulerConfig(this);
+        }
+    }
+}

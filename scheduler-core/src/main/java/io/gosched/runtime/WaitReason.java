@@ -1,0 +1,36 @@
+package io.gosched.runtime;
+
+/**
+ * Why a goroutine is parked, as shown by {@code schedtrace} and stack dumps.
+ * Go: runtime/runtime2.go waitReason
+ */
+enum WaitReason {
+    CHAN_SEND("chan send"),
+    CHAN_RECEIVE("chan receive"),
+    CHAN_SEND_NIL_CHAN("chan send (nil chan)"),
+    CHAN_RECEIVE_NIL_CHAN("chan receive (nil chan)"),
+    SELECT("select"),
+    SELECT_NO_CASES("select (no cases)"),
+    SLEEP("sleep"),
+    SEMACQUIRE("semacquire"),
+    SYNC_MUTEX_LOCK("sync.Mutex.Lock"),
+    SYNC_RWMUTEX_RLOCK("sync.RWMutex.RLock"),
+    SYNC_RWMUTEX_LOCK("sync.RWMutex.Lock"),
+    SYNC_WAITGROUP_WAIT("sync.WaitGroup.Wait"),
+    IO_WAIT("IO wait"),
+    TIMER("timer"),
+    SYSCALL_EXIT("exitsyscall"),
+    PREEMPTED("preempted"),
+    FOREVER("forever");
+
+    private final String text;
+
+    WaitReason(String text) {
+        this.text = text;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

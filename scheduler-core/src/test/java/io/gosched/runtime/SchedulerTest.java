@@ -1,0 +1,377 @@
+package io.gosched.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Behaviour of the G/M/P scheduler, with ports of Go's proc_test.go where one exists. */
+@Timeout(120)
+class SchedulerTest {
+
+    static final int STRESS = Integer.getInteger("gosched.stress", 1);
+
+    static GoRuntime runtime(int procs) {
+        return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
+    }
+
+    @Test
+    void runReturnsMainsValueAndRethrowsItsException() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            assertEquals(42, rt.run(() -> 42));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> rt.run(() -> { throw new IllegalArgumentException("boom"); }));
+            assertEquals("boom", e.getMessage());
+            assertTrue(rt.run(Go::inGoroutine));
+            assertThat(Go.inGoroutine()).isFalse();
+        }
+    }
+
+    @Test
+    void oneMillionGoroutinesFromInsideAllRun() throws Exception {
+        int n = 1_000_000;
+        try (GoRuntime rt = runtime(2)) {
+            AtomicLong sum = new AtomicLong();
+            CountDownLatch done = new CountDownLatch(n);
+            rt.run(() -> {
+                for (int i = 0; i < n; i++) {
+                    int v = i;
+                    Go.go(() -> {
+                        sum.addAndGet(v);
+                        done.countDown();
+                    });
+                }
+                return null;
+            });
+            assertTrue(done.await(60, TimeUnit.SECONDS), "not all goroutines ran: " + done.getCount() + " left");
+            assertEquals((long) n * (n - 1) / 2, sum.get());
+            assertThat(rt.stats().spawned()).isGreaterThanOrEqualTo(n);
+        }
+    }
+
+    @Test
+    void goroutinesFromPlatformThreadsAllRun() throws Exception {
+        int threads = 4;
+        int perThread = 100_000;
+        try (GoRuntime rt = runtime(2)) {
+            CountDownLatch done = new CountDownLatch(threads * perThread);
+            List<Thread> ts = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                ts.add(Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < perThread; i++) {
+                        rt.go(done::countDown);
+                    }
+                }));
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+            assertTrue(done.await(60, TimeUnit.SECONDS), done.getCount() + " goroutines never ran");
+        }
+    }
+
+    @Test
+    void parallelismReachesButNeverExceedsGomaxprocs() throws Exception {
+        int procs = 2;
+        try (GoRuntime rt = runtime(procs)) {
+            AtomicInteger running = new AtomicInteger();
+            AtomicInteger max = new AtomicInteger();
+            CountDownLatch done = new CountDownLatch(64);
+            for (int i = 0; i < 64; i++) {
+                rt.go(() -> {
+                    int now = running.incrementAndGet();
+                    max.accumulateAndGet(now, Math::max);
+                    long end = System.nanoTime() + 2_000_000;
+                    while (System.nanoTime() < end) {
+                        Go.checkpoint();
+                    }
+                    running.decrementAndGet();
+                    done.countDown();
+                });
+            }
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            assertEquals(procs, max.get(), "max simultaneous goroutines");
+        }
+    }
+
+    /** Go: TestGoroutineParallelism — P goroutines must all run at once, passing a counter round-robin. */
+    @Test
+    void goroutineParallelism() throws Exception {
+        int procs = 2;
+        try (GoRuntime rt = runtime(procs)) {
+            for (int attempt = 0; attempt < 3; attempt++) {
+                AtomicInteger x = new AtomicInteger();
+                int n = 50;
+                CountDownLatch done = new CountDownLatch(procs);
+                for (int p = 0; p < procs; p++) {
+                    int me = p;
+                    rt.go(() -> {
+                        for (int i = 0; i < n; i++) {
+                            int expected = procs * i + me;
+                            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                            while (x.get() != expected && System.nanoTime() < deadline) {
+                                Thread.onSpinWait();
+                            }
+                            x.incrementAndGet();
+                        }
+                        done.countDown();
+                    });
+                }
+                assertTrue(done.await(60, TimeUnit.SECONDS));
+                assertEquals(procs * n, x.get(), "goroutines did not run in parallel");
+            }
+        }
+    }
+
+    /** Go: TestYieldProgress — a goroutine spinning on Gosched lets another one on the same P run. */
+    @Test
+    void yieldProgress() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            rt.run(() -> {
+                AtomicInteger flag = new AtomicInteger();
+                AtomicInteger seen = new AtomicInteger();
+                Go.go(() -> {
+                    while (flag.get() == 0) {
+                        Go.yield();
+                    }
+                    seen.set(1);
+                });
+                Go.yield();
+                flag.set(1);
+                while (seen.get() == 0) {
+                    Go.yield();
+                }
+                return null;
+            });
+        }
+    }
+
+    @Test
+    void idlePSteals() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            Set<String> threads = ConcurrentHashMap.newKeySet();
+            CountDownLatch done = new CountDownLatch(200);
+            rt.run(() -> {
+                // All children land on this P's queue; only stealing lets the other M run them.
+                for (int i = 0; i < 200; i++) {
+                    Go.go(() -> {
+                        threads.add(Thread.currentThread().getName());
+                        long end = System.nanoTime() + 200_000;
+                        while (System.nanoTime() < end) {
+                            Go.checkpoint();
+                        }
+                        done.countDown();
+                    });
+                }
+                return null;
+            });
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            assertThat(rt.stats().steals()).isPositive();
+            assertThat(rt.stats().stolenGoroutines()).isGreaterThanOrEqualTo(rt.stats().steals());
+            assertThat(threads).hasSizeGreaterThanOrEqualTo(2);
+        }
+    }
+
+    /** A parked goroutine readied from a platform thread while every M sleeps must wake (no lost wake-up). */
+    @Test
+    void noLostWakeupFromPlatformThreads() throws Exception {
+        int rounds = 10_000 * STRESS;
+        try (GoRuntime rt = runtime(2)) {
+            for (int i = 0; i < rounds; i++) {
+                CountDownLatch ran = new CountDownLatch(1);
+                rt.go(ran::countDown);
+                assertTrue(ran.await(10, TimeUnit.SECONDS), "lost wake-up in round " + i);
+            }
+        }
+    }
+
+    @Test
+    void parkAndReadyRoundTrip() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            AtomicReference<G> parked = new AtomicReference<>();
+            CountDownLatch resumed = new CountDownLatch(1);
+            rt.go(() -> {
+                Scheduler.gopark((gp, arg) -> {
+                    parked.set(gp);
+                    return true;
+                }, null, WaitReason.FOREVER);
+                resumed.countDown();
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (parked.get() == null && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertThat(parked.get()).isNotNull();
+            assertEquals(G.WAITING, parked.get().status());
+            assertThat(resumed.getCount()).isEqualTo(1);
+            Scheduler.goready(parked.get());
+            assertTrue(resumed.await(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void parkCancelledByCommitResumesAtOnce() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            assertEquals("resumed", rt.run(() -> {
+                Scheduler.gopark((gp, arg) -> false, null, WaitReason.FOREVER);
+                return "resumed";
+            }));
+        }
+    }
+
+    /** A ping-pong pair on one P hands the CPU over through runnext without the global queue. */
+    @Test
+    void pingPongOnOnePRunsThroughRunnext() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            int rounds = 10_000;
+            rt.run(() -> {
+                AtomicReference<G> a = new AtomicReference<>();
+                AtomicReference<G> b = new AtomicReference<>();
+                AtomicInteger count = new AtomicInteger();
+                // b parks; a readies b then parks; b readies a then parks, ...
+                CountDownLatch done = new CountDownLatch(1);
+                Go.go(() -> {
+                    b.set(Scheduler.getg());
+                    for (int i = 0; i < rounds; i++) {
+                        Scheduler.gopark((gp, x) -> true, null, WaitReason.FOREVER);
+                        count.incrementAndGet();
+                        Scheduler.goready(a.get());
+                    }
+                });
+                Go.yield(); // let b park
+                a.set(Scheduler.getg());
+                for (int i = 0; i < rounds; i++) {
+                    while (b.get() == null || b.get().status() != G.WAITING) {
+                        Go.yield();
+                    }
+                    Scheduler.goready(b.get());
+                    Scheduler.gopark((gp, x) -> true, null, WaitReason.FOREVER);
+                }
+                assertEquals(rounds, count.get());
+                return null;
+            });
+            // Every hand-off went through runnext: the global queue saw only the few yields.
+            assertThat(rt.stats().schedules()).isGreaterThanOrEqualTo(2L * rounds);
+        }
+    }
+
+    @Test
+    void gomaxprocsUpAndDownWhileGoroutinesRun() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            AtomicLong work = new AtomicLong();
+            AtomicInteger stop = new AtomicInteger();
+            CountDownLatch done = new CountDownLatch(8);
+            for (int i = 0; i < 8; i++) {
+                rt.go(() -> {
+                    while (stop.get() == 0) {
+                        work.incrementAndGet();
+                        Go.yield();
+                    }
+                    done.countDown();
+                });
+            }
+            int[] sizes = {4, 1, 3, 2, 1, 4, 2};
+            int prev = 2;
+            for (int n : sizes) {
+                assertEquals(prev, rt.gomaxprocs(n));
+                assertEquals(n, rt.gomaxprocs());
+                assertEquals(n, rt.stats().localRunqueues().length);
+                long before = work.get();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (work.get() < before + 100 && System.nanoTime() < deadline) {
+                    Thread.sleep(1);
+                }
+                assertThat(work.get()).as("progress after gomaxprocs(%d)", n).isGreaterThanOrEqualTo(before + 100);
+                prev = n;
+            }
+            assertEquals(prev, rt.run(() -> rt.gomaxprocs(3)));
+            stop.set(1);
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void uncaughtExceptionGoesToHandlerAndRuntimeLives() throws Exception {
+        AtomicReference<Throwable> seen = new AtomicReference<>();
+        CountDownLatch handled = new CountDownLatch(1);
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1)
+                .uncaughtExceptionHandler((goid, t) -> {
+                    seen.set(t);
+                    handled.countDown();
+                }).build())) {
+            rt.go(() -> { throw new IllegalStateException("dies"); });
+            assertTrue(handled.await(10, TimeUnit.SECONDS));
+            assertEquals("dies", seen.get().getMessage());
+            assertEquals(7, rt.run(() -> 7));
+        }
+    }
+
+    @Test
+    void shutdownLeavesNoThreadBehind() throws Exception {
+        GoRuntime rt = runtime(2);
+        CountDownLatch done = new CountDownLatch(1000);
+        for (int i = 0; i < 1000; i++) {
+            rt.go(done::countDown);
+        }
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+        assertTrue(rt.shutdown(Duration.ofSeconds(10)), "shutdown was not clean");
+        assertThat(rt.stats().threads()).isZero();
+        assertThat(Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("gosched-m-") && t.isAlive()
+                        && t.getThreadGroup() != null && t.getThreadGroup().getName().startsWith(rt.config().name())))
+                .isEmpty();
+        assertThrows(java.util.concurrent.RejectedExecutionException.class, () -> rt.go(() -> { }));
+    }
+
+    @Test
+    void syscallLetsOtherGoroutinesRunOnTheSameP() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicInteger progress = new AtomicInteger();
+            CountDownLatch inSyscall = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            rt.go(() -> {
+                try {
+                    Go.syscall(() -> {
+                        inSyscall.countDown();
+                        return release.await(30, TimeUnit.SECONDS);
+                    });
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            assertTrue(inSyscall.await(10, TimeUnit.SECONDS));
+            CountDownLatch ran = new CountDownLatch(1);
+            rt.go(() -> {
+                progress.incrementAndGet();
+                ran.countDown();
+            });
+            assertTrue(ran.await(10, TimeUnit.SECONDS), "the only P stayed with the goroutine in a syscall");
+            release.countDown();
+            assertThat(rt.stats().syscallHandoffs()).isPositive();
+        }
+    }
+
+    @Test
+    void goOutsideAGoroutineIsRejectedWithAClearMessage() {
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Go.go(() -> { }));
+        assertThat(e.getMessage()).contains("outside a goroutine");
+        assertThrows(NullPointerException.class, () -> {
+            try (GoRuntime rt = runtime(1)) {
+                rt.go(null);
+            }
+        });
+    }
+}
