@@ -241,6 +241,9 @@ final class RunQueue extends RunQueuePad2 {
                 if (stealRunNext) {
                     G next = runnext;
                     if (next != null) {
+                        // Not linearizable as "ring first": the owner may refill the ring
+                        // between our read of tail and this CAS, and we still take runnext.
+                        // Nothing is lost or duplicated (the CAS decides), as in Go.
                         if (victimRunning) {
                             // The victim is likely about to run this G itself (a ping-pong pair
                             // shuttling through runnext); stealing it now would bounce it
