@@ -40,7 +40,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Compare {
     private static final List<String> ALL_PEERS = List.of("gosched", "vt", "kotlin", "go");
-    private static final long WAIT_FOREVER = Long.MAX_VALUE;
 
     private Compare() {}
 
@@ -175,10 +174,19 @@ public final class Compare {
             hello = h.substring(6);
         }
 
-        /** The next line, or null after timeoutSeconds or at EOF. */
+        /**
+         * The next protocol line, or null after timeoutSeconds or at EOF. Other lines (the JVM's
+         * own start-up logging, e.g. JFR's) are passed through to stderr.
+         */
         String next(long timeoutSeconds) throws InterruptedException {
-            String l = timeoutSeconds == WAIT_FOREVER ? lines.take() : lines.poll(timeoutSeconds, TimeUnit.SECONDS);
-            return l == null || l.equals(EOF) ? null : l;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+            while (true) {
+                long left = deadline - System.nanoTime();
+                String l = lines.poll(Math.max(0, left), TimeUnit.NANOSECONDS);
+                if (l == null || l.equals(EOF)) return null;
+                if (l.startsWith("HELLO ") || l.startsWith("OK ") || l.startsWith("ERR ")) return l;
+                System.err.println(peer + ": " + l);
+            }
         }
 
         String call(String command, long timeoutSeconds) throws IOException, InterruptedException {
