@@ -69,6 +69,8 @@ final class RunQueue extends RunQueuePad2 {
 
     private final G[] ring;
     private final int mask;
+    /** Scratch space for runqputslow: half the ring plus the new G. Owner only. */
+    final G[] overflowBatch;
     /** How many Gs the last {@link #steal} took, runnable one included. Owner only. */
     int lastStealCount;
     /** See the class comment: owner sets, anyone CASes to null. */
@@ -82,6 +84,7 @@ final class RunQueue extends RunQueuePad2 {
         }
         ring = new G[capacity];
         mask = capacity - 1;
+        overflowBatch = new G[capacity / 2 + 1];
     }
 
     int capacity() {
