@@ -1,0 +1,830 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A Go channel: a typed conduit with an optional buffer, between goroutines and/or platform threads.
+ *
+ * <p>Semantics are Go's: a send blocks until a receiver takes the value (unbuffered) or there is room
+ * in the buffer; a receive blocks until a value is available; {@link #close()} wakes every waiter
+ * (receivers get {@code ok == false}, senders get {@link ChanClosedException}); values already
+ * buffered stay receivable after close; a closed channel cannot be reopened. Null values are rejected
+ * with {@link NullPointerException} (null is the "closed" result of {@link #recv()}).
+ *
+ * <p>Who blocks: inside a goroutine a blocking call parks only the goroutine; on a platform thread it
+ * parks the thread (uninterruptibly, see {@link Sudog.ThreadParker}); {@link #sendAsync} and
+ * {@link #recvAsync} park nobody. Dependent stages of those futures that are attached without an
+ * executor run on the thread that completes the operation, which may be a goroutine's carrier: keep
+ * them short or use the {@code *Async} variants.
+ *
+ * <p>Go: runtime/chan.go
+ */
+public final class Chan<T> implements Iterable<T> {
+    /*
+     * Implementation notes.
+     *
+     * Invariants (all guarded by lock):
+     *  - At least one of sendq and recvq is empty, except for an unbuffered channel with a single
+     *    goroutine blocked in a select that both sends and receives on it (the select's own cases can
+     *    never pair: see Select).
+     *  - Buffered: qcount > 0 implies recvq is empty; qcount < dataqsiz implies sendq is empty.
+     *  - buf[recvx .. recvx+qcount) (mod dataqsiz) holds the values, every other slot is null.
+     *  - closed goes 0 -> 1 once, never back.
+     *
+     * Memory order. qcount, closed and the queue heads are written only with lock held, with
+     * release stores, and read without the lock (with acquire loads) only by the lock-free fast
+     * paths of non-blocking operations; see the arguments at full()/empty() users. Under the lock
+     * plain reads suffice.
+     *
+     * Readying rule: a waker never readies a goroutine, unparks a thread or completes a future while
+     * holding lock; it dequeues the partner's sudog (which then belongs to it), transfers the value,
+     * unlocks, and only then calls Sudog.ready().
+     *
+     * Parking rule (goroutines): the sudog is enqueued with lock held and the goroutine parks with
+     * CHAN_PARK_COMMIT, which releases lock after the G is waiting (Go's chanparkcommit). Nothing
+     * between lock() and gopark yields the continuation, so no waker can observe the sudog before
+     * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
+     * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
+     *
+     * Allocation: send/recv/trySend/tryRecv/close allocate nothing (sudogs are recycled per carrier,
+     * the result markers are shared); recv2/tryRecv allocate the Received record they return (except
+     * the shared closed result); sendAsync/recvAsync allocate their future and, when they must wait,
+     * one sudog; select allocates two small int arrays per call (see Select).
+     */
+
+    private static final VarHandle QCOUNT;
+    private static final VarHandle CLOSED;
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            QCOUNT = l.findVarHandle(Chan.class, "qcount", int.class);
+            CLOSED = l.findVarHandle(Chan.class, "closed", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Result marker of {@link #chanrecv}: a non-blocking receive found nothing. */
+    static final Object WOULD_BLOCK = new Object();
+    /** Result marker of {@link #chanrecv}: the channel is closed and drained. */
+    static final Object CLOSED_EMPTY = new Object();
+
+    private static final AtomicLong IDS = new AtomicLong();
+
+    /** Lock-order key for select (Go sorts by hchan address); unique, never reused. */
+    final long id = IDS.incrementAndGet();
+
+    final RuntimeLock lock = new RuntimeLock();
+    /** Ring buffer of dataqsiz slots (empty array when unbuffered). */
+    private final Object[] buf;
+    /** Capacity; immutable. */
+    final int dataqsiz;
+    /** Values in buf. Written under lock with release stores; read lock-free with acquire loads. */
+    int qcount;
+    /** 1 once closed. Written under lock with a release store; read lock-free with acquire loads. */
+    int closed;
+    /** Next slot to send into. Guarded by lock. */
+    private int sendx;
+    /** Next slot to receive from. Guarded by lock. */
+    private int recvx;
+    /** Blocked receivers. Guarded by lock (head also read lock-free by full()). */
+    final WaitQ recvq = new WaitQ();
+    /** Blocked senders. Guarded by lock (head also read lock-free by empty()). */
+    final WaitQ sendq = new WaitQ();
+
+    private Chan(int capacity) {
+        this.dataqsiz = capacity;
+        this.buf = new Object[capacity];
+    }
+
+    /** An unbuffered channel. Go: runtime/chan.go makechan */
+    public static <T> Chan<T> make() {
+        return new Chan<>(0);
+    }
+
+    /**
+     * A channel with a buffer of {@code capacity} values (0: unbuffered).
+     *
+     * @throws IllegalArgumentException when capacity is negative ("makechan: size out of range")
+     *     Go: runtime/chan.go makechan
+     */
+    public static <T> Chan<T> make(int capacity) {
+        if (capacity < 0) {
+            throw new IllegalArgumentException("makechan: size out of range: " + capacity);
+        }
+        return new Chan<>(capacity);
+    }
+
+    // ---- send ------------------------------------------------------------------------------------
+
+    /**
+     * Sends {@code value}, blocking until a receiver takes it or the buffer has room.
+     *
+     * @throws ChanClosedException when the channel is closed, before or while waiting
+     * @throws NullPointerException when value is null
+     */
+    public void send(T value) {
+        Objects.requireNonNull(value, "value");
+        chansend(value, true);
+    }
+
+    /** Sends only if that can be done without blocking (Go's select with default). */
+    public boolean trySend(T value) {
+        Objects.requireNonNull(value, "value");
+        return chansend(value, false);
+    }
+
+    /**
+     * Go's chansend. Can be called by any goroutine or thread holding no runtime lock.
+     * Go: runtime/chan.go chansend
+     */
+    private boolean chansend(Object ep, boolean block) {
+        G gp = Scheduler.getg();
+        if (gp != null) {
+            Go.checkpoint(); // a channel operation is a preemption safe point (Go: the function prologue)
+        }
+        // Fast path: fail a non-blocking send without taking the lock.
+        //
+        // After observing that the channel is not closed, we observe that it is not ready for
+        // sending. Each observation is a single-word read (acquire, so the second cannot be
+        // satisfied before the first). Because a closed channel cannot go from "ready for sending"
+        // to "not ready for sending", even if the channel is closed between the two observations
+        // they imply a moment between them when it was both not yet closed and not ready for
+        // sending. We behave as if we observed the channel at that moment and report that the send
+        // cannot proceed. (Same argument as Go's.)
+        if (!block && (int) CLOSED.getAcquire(this) == 0 && full()) {
+            return false;
+        }
+
+        lock.lock();
+        if (closed != 0) {
+            lock.unlock();
+            throw new ChanClosedException("send on closed channel");
+        }
+        Sudog sg = recvq.dequeue();
+        if (sg != null) {
+            // Found a waiting receiver: hand the value straight to it, bypassing the buffer (which
+            // is empty, or the receiver would not wait).
+            sg.elem = ep;
+            sg.success = true;
+            lock.unlock();
+            sg.ready();
+            return true;
+        }
+        if (qcount < dataqsiz) {
+            bufferPut(ep);
+            lock.unlock();
+            return true;
+        }
+        if (!block) {
+            lock.unlock();
+            return false;
+        }
+
+        // Block on sendq. The receiver copies the value out of mysg.elem.
+        Sudog mysg = Sudog.acquireSudog();
+        mysg.elem = ep;
+        mysg.c = this;
+        if (gp != null) {
+            mysg.g = gp;
+            gp.param = null;
+            sendq.enqueue(mysg);
+            try {
+                Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_SEND);
+            } catch (IllegalStateException pinned) {
+                abandonPark(sendq, mysg); // could not park: nothing ran, the lock is still ours
+                throw pinned;
+            }
+            assert gp.param == mysg : "chansend: spurious wakeup";
+            gp.param = null;
+        } else {
+            Sudog.ThreadParker p = Sudog.currentParker();
+            mysg.waiter = p;
+            p.param = null;
+            sendq.enqueue(mysg);
+            lock.unlock();
+            Sudog fired = p.park(this);
+            assert fired == mysg : "chansend: spurious wakeup";
+        }
+        boolean closedWhileWaiting = !mysg.success;
+        Sudog.releaseSudog(mysg);
+        if (closedWhileWaiting) {
+            assert closed != 0 : "chansend: spurious wakeup";
+            throw new ChanClosedException("send on closed channel");
+        }
+        return true;
+    }
+
+    /** lock must be held; qcount < dataqsiz. */
+    void bufferPut(Object ep) {
+        assert lock.isHeld() && qcount < dataqsiz;
+        buf[sendx] = ep;
+        if (++sendx == dataqsiz) {
+            sendx = 0;
+        }
+        QCOUNT.setRelease(this, qcount + 1);
+    }
+
+    /** lock must be held; qcount > 0. */
+    Object bufferTake() {
+        assert lock.isHeld() && qcount > 0;
+        Object v = buf[recvx];
+        buf[recvx] = null;
+        if (++recvx == dataqsiz) {
+            recvx = 0;
+        }
+        QCOUNT.setRelease(this, qcount - 1);
+        return v;
+    }
+
+    /**
+     * lock must be held; sg was dequeued from sendq. Takes the value a blocked sender offers: directly
+     * from it when unbuffered; otherwise (the buffer is then full) the head of the buffer, and the
+     * sender's value goes to the tail slot just freed, keeping FIFO order. Marks sg successful; the
+     * caller unlocks and then readies sg.
+     * Go: runtime/chan.go recv
+     */
+    Object recvFromSender(Sudog sg) {
+        assert lock.isHeld();
+        Object v;
+        if (dataqsiz == 0) {
+            v = sg.elem;
+        } else {
+            assert qcount == dataqsiz : "recv: waiting sender on a non-full buffer";
+            v = buf[recvx];
+            buf[recvx] = sg.elem;
+            if (++recvx == dataqsiz) {
+                recvx = 0;
+            }
+            sendx = recvx; // the buffer is still full: the next send slot is the next receive slot
+        }
+        sg.elem = null;
+        sg.success = true;
+        return v;
+    }
+
+    /**
+     * Lock-free: would a send block? Unbuffered: no receiver waits; buffered: the buffer is full.
+     * A stale (claimed but not yet removed) select sudog at the head makes this answer "not full";
+     * the locked path then sorts it out.
+     */
+    private boolean full() {
+        if (dataqsiz == 0) {
+            return recvq.firstAcquire() == null;
+        }
+        return (int) QCOUNT.getAcquire(this) == dataqsiz;
+    }
+
+    /** Lock-free: would a receive block? Unbuffered: no sender waits; buffered: the buffer is empty. */
+    private boolean empty() {
+        if (dataqsiz == 0) {
+            return sendq.firstAcquire() == null;
+        }
+        return (int) QCOUNT.getAcquire(this) == 0;
+    }
+
+    // ---- receive -------------------------------------------------------------------------------
+
+    /** Receives a value, blocking until one is available; null once the channel is closed and drained. */
+    @SuppressWarnings("unchecked")
+    public T recv() {
+        Object r = chanrecv(true);
+        return r == CLOSED_EMPTY ? null : (T) r;
+    }
+
+    /** Receives like Go's {@code v, ok := <-ch}: ok is false once the channel is closed and drained. */
+    @SuppressWarnings("unchecked")
+    public Received<T> recv2() {
+        Object r = chanrecv(true);
+        return r == CLOSED_EMPTY ? Received.closed() : new Received<>((T) r, true);
+    }
+
+    /**
+     * Receives only if that can be done without blocking (Go's select with default).
+     *
+     * @return null when a receive would block; otherwise the result, {@code ok == false} when the
+     *     channel is closed and drained
+     */
+    @SuppressWarnings("unchecked")
+    public Received<T> tryRecv() {
+        Object r = chanrecv(false);
+        if (r == WOULD_BLOCK) {
+            return null;
+        }
+        return r == CLOSED_EMPTY ? Received.closed() : new Received<>((T) r, true);
+    }
+
+    /**
+     * Go's chanrecv: returns the value, {@link #CLOSED_EMPTY}, or (non-blocking only)
+     * {@link #WOULD_BLOCK}. Can be called by any goroutine or thread holding no runtime lock.
+     * Go: runtime/chan.go chanrecv
+     */
+    private Object chanrecv(boolean block) {
+        G gp = Scheduler.getg();
+        if (gp != null) {
+            Go.checkpoint();
+        }
+        // Fast path: check for failed non-blocking operation without acquiring the lock.
+        if (!block && empty()) {
+            // After observing that the channel is not ready for receiving, we observe whether it is
+            // closed. Reordering these checks could give a wrong answer when racing with a close:
+            // if the channel was open and not empty, was closed, and then drained, reordered reads
+            // could see "empty" and "open" and wrongly report would-block. The acquire load in
+            // empty() keeps the closed load after it. Because a channel cannot be reopened, seeing
+            // it open now means it was open at the empty observation: report would-block as of then.
+            if ((int) CLOSED.getAcquire(this) == 0) {
+                return WOULD_BLOCK;
+            }
+            // The channel is irreversibly closed. Re-check emptiness (values may have arrived
+            // between the first empty check and the closed check, they stay receivable); empty now
+            // means closed and drained, since no send can follow the close.
+            if (empty()) {
+                return CLOSED_EMPTY;
+            }
+        }
+
+        lock.lock();
+        if (closed != 0) {
+            if (qcount == 0) {
+                lock.unlock();
+                return CLOSED_EMPTY;
+            }
+            // Closed with buffered values: fall through and drain them.
+        } else {
+            Sudog sg = sendq.dequeue();
+            if (sg != null) {
+                // A sender waits: unbuffered, take its value directly; buffered (full), take the head
+                // and move the sender's value to the tail.
+                Object v = recvFromSender(sg);
+                lock.unlock();
+                sg.ready();
+                return v;
+            }
+        }
+        if (qcount > 0) {
+            Object v = bufferTake();
+            lock.unlock();
+            return v;
+        }
+        if (!block) {
+            lock.unlock();
+            return WOULD_BLOCK;
+        }
+
+        // Block on recvq. The sender fills mysg.elem.
+        Sudog mysg = Sudog.acquireSudog();
+        mysg.c = this;
+        if (gp != null) {
+            mysg.g = gp;
+            gp.param = null;
+            recvq.enqueue(mysg);
+            try {
+                Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_RECEIVE);
+            } catch (IllegalStateException pinned) {
+                abandonPark(recvq, mysg);
+                throw pinned;
+            }
+            assert gp.param == mysg : "chanrecv: spurious wakeup";
+            gp.param = null;
+        } else {
+            Sudog.ThreadParker p = Sudog.currentParker();
+            mysg.waiter = p;
+            p.param = null;
+            recvq.enqueue(mysg);
+            lock.unlock();
+            Sudog fired = p.park(this);
+            assert fired == mysg : "chanrecv: spurious wakeup";
+        }
+        Object v = mysg.success ? mysg.elem : CLOSED_EMPTY;
+        Sudog.releaseSudog(mysg);
+        return v;
+    }
+
+    /**
+     * lock must be held and mysg queued on q by the caller, whose gopark refused to park (a pinned
+     * goroutine: inside {@code Go.procPin} or under a native frame). No commit ran, so the lock was
+     * never released and no waker saw mysg: undo the enqueue, unlock, recycle.
+     */
+    private void abandonPark(WaitQ q, Sudog mysg) {
+        q.dequeueSudoG(mysg);
+        lock.unlock();
+        Sudog.releaseSudog(mysg);
+    }
+
+    /**
+     * Releases the channel lock after the parking G is waiting. Runs on the scheduler side; touches
+     * nothing but the lock (the G may already be running elsewhere once it returns).
+     * Go: runtime/chan.go chanparkcommit
+     */
+    private static final ParkCommit CHAN_PARK_COMMIT = (gp, chan) -> {
+        ((Chan<?>) chan).lock.unlock();
+        return true;
+    };
+
+    // ---- close ---------------------------------------------------------------------------------
+
+    /**
+     * Closes the channel: every blocked receiver returns (null / {@code ok == false}), every blocked
+     * sender throws {@link ChanClosedException}; buffered values stay receivable.
+     *
+     * @throws ChanClosedException when the channel is already closed ("close of closed channel")
+     *     Go: runtime/chan.go closechan
+     */
+    public void close() {
+        lock.lock();
+        if (closed != 0) {
+            lock.unlock();
+            throw new ChanClosedException("close of closed channel");
+        }
+        CLOSED.setRelease(this, 1);
+
+        // Collect every waiter (a LIFO list through next, like Go's gList), ready them after unlock.
+        Sudog list = null;
+        Sudog sg;
+        while ((sg = recvq.dequeue()) != null) { // release all readers
+            sg.elem = null;
+            sg.success = false;
+            sg.next = list;
+            list = sg;
+        }
+        while ((sg = sendq.dequeue()) != null) { // release all writers (they will throw)
+            sg.elem = null;
+            sg.success = false;
+            sg.next = list;
+            list = sg;
+        }
+        lock.unlock();
+
+        while (list != null) {
+            sg = list;
+            list = sg.next; // read before ready(): the woken side recycles sg
+            sg.next = null;
+            sg.ready();
+        }
+    }
+
+    /** Whether the channel has been closed (it may still hold buffered values). */
+    public boolean isClosed() {
+        return (int) CLOSED.getAcquire(this) != 0;
+    }
+
+    /** Values in the buffer now (Go's len(ch)); a snapshot. */
+    public int len() {
+        return (int) QCOUNT.getAcquire(this);
+    }
+
+    /** Buffer capacity (Go's cap(ch)). */
+    public int cap() {
+        return dataqsiz;
+    }
+
+    /** Senders blocked on this channel now (including pending {@link #sendAsync} and select cases); a snapshot. */
+    public int waitingSenders() {
+        lock.lock();
+        try {
+            return sendq.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Receivers blocked on this channel now (including pending {@link #recvAsync} and select cases); a snapshot. */
+    public int waitingReceivers() {
+        lock.lock();
+        try {
+            return recvq.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- async -------------------------------------------------------------------------------
+
+    /**
+     * Sends without blocking anyone: the future completes when the value has been delivered (to a
+     * receiver or into the buffer), or exceptionally with {@link ChanClosedException}.
+     *
+     * <p>Withdrawal: {@code cancel(..)}, or any completion from outside (for example
+     * {@code orTimeout}), removes the pending send atomically with respect to receivers and close: if
+     * it succeeds the value was not delivered and never will be; if the send already happened it
+     * returns false and the result stands.
+     */
+    public CompletableFuture<Void> sendAsync(T value) {
+        Objects.requireNonNull(value, "value");
+        lock.lock();
+        if (closed != 0) {
+            lock.unlock();
+            return CompletableFuture.failedFuture(new ChanClosedException("send on closed channel"));
+        }
+        Sudog sg = recvq.dequeue();
+        if (sg != null) {
+            sg.elem = value;
+            sg.success = true;
+            lock.unlock();
+            sg.ready();
+            return CompletableFuture.completedFuture(null);
+        }
+        if (qcount < dataqsiz) {
+            bufferPut(value);
+            lock.unlock();
+            return CompletableFuture.completedFuture(null);
+        }
+        AsyncOp<Void> f = new AsyncOp<>(this, true);
+        f.sg.elem = value;
+        sendq.enqueue(f.sg);
+        lock.unlock();
+        return f;
+    }
+
+    /**
+     * Receives without blocking anyone: the future completes with the value, or with
+     * {@code ok == false} once the channel is closed and drained. Withdrawal as for
+     * {@link #sendAsync}: a successful cancel means no value was taken.
+     */
+    @SuppressWarnings("unchecked")
+    public CompletableFuture<Received<T>> recvAsync() {
+        lock.lock();
+        if (closed != 0 && qcount == 0) {
+            lock.unlock();
+            return CompletableFuture.completedFuture(Received.closed());
+        }
+        if (closed == 0) {
+            Sudog sg = sendq.dequeue();
+            if (sg != null) {
+                Object v = recvFromSender(sg);
+                lock.unlock();
+                sg.ready();
+                return CompletableFuture.completedFuture(new Received<>((T) v, true));
+            }
+        }
+        if (qcount > 0) {
+            Object v = bufferTake();
+            lock.unlock();
+            return CompletableFuture.completedFuture(new Received<>((T) v, true));
+        }
+        AsyncOp<Received<T>> f = new AsyncOp<>(this, false);
+        recvq.enqueue(f.sg);
+        lock.unlock();
+        return f;
+    }
+
+    /**
+     * A pending async send or receive: the future is its own waiter. Its state decides, once, who
+     * ends the operation: a waker (state PENDING -> CLAIMED under the channel lock, then completes
+     * the future after unlocking) or a withdrawal (PENDING -> WITHDRAWN, then removes the sudog under
+     * the lock). Exactly one wins, so a value is never both delivered and withdrawn.
+     */
+    private static final class AsyncOp<R> extends CompletableFuture<R> implements Sudog.Waiter {
+        private static final VarHandle STATE;
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(AsyncOp.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+        private static final int PENDING = 0;
+        private static final int CLAIMED = 1;
+        private static final int WITHDRAWN = 2;
+
+        private final Chan<?> chan;
+        private final boolean isSend;
+        final Sudog sg = new Sudog();
+        private volatile int state;
+
+        AsyncOp(Chan<?> chan, boolean isSend) {
+            this.chan = chan;
+            this.isSend = isSend;
+            sg.c = chan;
+            sg.isSelect = true; // wakers must claim it
+            sg.waiter = this;
+        }
+
+        /** Called by a waker holding the channel lock. */
+        @Override
+        public boolean claim() {
+            return STATE.compareAndSet(this, PENDING, CLAIMED);
+        }
+
+        /** Called by the waker, no lock held, after it claimed the op and set success/elem. */
+        @Override
+        @SuppressWarnings("unchecked")
+        public void wake(Sudog s) {
+            if (isSend) {
+                if (s.success) {
+                    super.complete(null);
+                } else {
+                    super.completeExceptionally(new ChanClosedException("send on closed channel"));
+                }
+            } else {
+                super.complete((R) (s.success ? new Received<>(s.elem, true) : Received.closed()));
+            }
+        }
+
+        /** Wins the op for its withdrawal and takes the sudog off its queue; false when a waker won. */
+        private boolean withdraw() {
+            if (!STATE.compareAndSet(this, PENDING, WITHDRAWN)) {
+                return false;
+            }
+            chan.lock.lock();
+            (isSend ? chan.sendq : chan.recvq).dequeueSudoG(sg);
+            chan.lock.unlock();
+            return true;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return withdraw() && super.cancel(mayInterruptIfRunning);
+        }
+
+        @Override
+        public boolean complete(R value) {
+            return withdraw() && super.complete(value);
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable ex) {
+            return withdraw() && super.completeExceptionally(ex);
+        }
+    }
+
+    // ---- range -------------------------------------------------------------------------------
+
+    /**
+     * Go's {@code for v := range ch}: each {@code hasNext()} blocks for the next value; iteration ends
+     * when the channel is closed and drained. Single use, not thread-safe.
+     */
+    @Override
+    public Iterator<T> iterator() {
+        return new Iterator<>() {
+            private Object next;
+            private boolean done;
+
+            @Override
+            public boolean hasNext() {
+                if (next != null) {
+                    return true;
+                }
+                if (done) {
+                    return false;
+                }
+                Object r = chanrecv(true);
+                if (r == CLOSED_EMPTY) {
+                    done = true;
+                    return false;
+                }
+                next = r;
+                return true;
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public T next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException("channel closed");
+                }
+                Object v = next;
+                next = null;
+                return (T) v;
+            }
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "Chan#" + id + "[len=" + len() + ", cap=" + dataqsiz + (isClosed() ? ", closed]" : "]");
+    }
+
+    // ---- wait queue ----------------------------------------------------------------------------
+
+    /**
+     * A FIFO of sudogs; every method needs the owning channel's lock (or Sema's), except
+     * {@link #firstAcquire()}.
+     * Go: runtime/chan.go waitq
+     */
+    static final class WaitQ {
+        private static final VarHandle FIRST;
+        static {
+            try {
+                FIRST = MethodHandles.lookup().findVarHandle(WaitQ.class, "first", Sudog.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private Sudog first; // release-stored under the lock, acquire-loaded by the lock-free fast paths
+        private Sudog last;
+
+        Sudog firstAcquire() {
+            return (Sudog) FIRST.getAcquire(this);
+        }
+
+        private void setFirst(Sudog s) {
+            FIRST.setRelease(this, s);
+        }
+
+        /** Appends sg. Go: runtime/chan.go waitq.enqueue */
+        void enqueue(Sudog sg) {
+            sg.next = null;
+            Sudog x = last;
+            if (x == null) {
+                sg.prev = null;
+                setFirst(sg);
+                last = sg;
+                return;
+            }
+            sg.prev = x;
+            x.next = sg;
+            last = sg;
+        }
+
+        /** Appends sg at the head instead (Sema's lifo queueing). Go: runtime/sema.go semaRoot.queue (lifo) */
+        void enqueueFirst(Sudog sg) {
+            Sudog y = first;
+            sg.prev = null;
+            sg.next = y;
+            if (y == null) {
+                last = sg;
+            } else {
+                y.prev = sg;
+            }
+            setFirst(sg);
+        }
+
+        /**
+         * Pops the first sudog that may be taken: a select's or async op's sudog is taken only if
+         * its claim succeeds; one whose claim fails (another case won, or the op was withdrawn) is
+         * dropped from the queue and skipped.
+         * Go: runtime/chan.go waitq.dequeue
+         */
+        Sudog dequeue() {
+            for (;;) {
+                Sudog sg = first;
+                if (sg == null) {
+                    return null;
+                }
+                Sudog y = sg.next;
+                if (y == null) {
+                    setFirst(null);
+                    last = null;
+                } else {
+                    y.prev = null;
+                    setFirst(y);
+                    sg.next = null; // mark as removed (see dequeueSudoG)
+                }
+                if (sg.isSelect && !sg.claim()) {
+                    continue;
+                }
+                return sg;
+            }
+        }
+
+        /** Unlinks sg if it is still queued; tolerates a sudog already removed. Go: runtime/select.go waitq.dequeueSudoG */
+        void dequeueSudoG(Sudog sg) {
+            Sudog x = sg.prev;
+            Sudog y = sg.next;
+            if (x != null) {
+                if (y != null) { // middle of queue
+                    x.next = y;
+                    y.prev = x;
+                    sg.next = null;
+                    sg.prev = null;
+                    return;
+                }
+                x.next = null; // end of queue
+                last = x;
+                sg.prev = null;
+                return;
+            }
+            if (y != null) { // start of queue
+                y.prev = null;
+                setFirst(y);
+                sg.next = null;
+                return;
+            }
+            // x == y == null: either the only element, or already removed.
+            if (first == sg) {
+                setFirst(null);
+                last = null;
+            }
+        }
+
+        boolean isEmpty() {
+            return first == null;
+        }
+
+        int size() {
+            int n = 0;
+            for (Sudog s = first; s != null; s = s.next) {
+                n++;
+            }
+            return n;
+        }
+    }
+}

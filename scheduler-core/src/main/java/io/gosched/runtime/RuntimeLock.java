@@ -1,0 +1,72 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The runtime's internal mutex guarding one channel or one semaphore (Go's {@code runtime.mutex}).
+ *
+ * <p>Why not {@code ReentrantLock} or {@code synchronized}: the lock taken by a goroutine before it
+ * parks is released by the {@link ParkCommit} (Go's {@code chanparkcommit}), which runs on the
+ * scheduler side after the continuation has yielded. A monitor cannot be released from another frame
+ * (and yielding while holding one pins the carrier). A {@code ReentrantLock} would in fact work (the
+ * commit runs on the same carrier thread that locked, because nothing between {@code lock()} and
+ * {@code gopark} yields), but its owner-thread bookkeeping buys nothing here, and a lock that is just
+ * a word has no owner to get wrong. So this lock has no owner: whoever holds the right to release it
+ * (the locker, or the commit that the locker handed it to) releases it.
+ *
+ * <p>Invariant for every user: between {@link #lock()} and the matching {@link #unlock()} the holder
+ * never yields its continuation, never blocks, never readies a goroutine and never runs user code.
+ * Critical sections are a few dozen instructions, so waiters spin, then yield the OS thread, as
+ * {@code lock_futex.go} does before it sleeps (we never sleep: the sections are too short for a
+ * futex round trip to pay off, and there is no waiter list to keep).
+ *
+ * <p>Go: runtime/lock_futex.go lock2, unlock2
+ */
+final class RuntimeLock {
+    private static final VarHandle STATE;
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(RuntimeLock.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Go's {@code active_spin} x {@code active_spin_cnt}: busy-wait this many times before yielding the thread. */
+    private static final int ACTIVE_SPINS = 4 * 30;
+
+    private volatile int state; // 0 free, 1 held; CAS to take, release-store to give back
+
+    /** Can be called by any thread or goroutine not already holding this lock (it is not reentrant). */
+    void lock() {
+        if (!STATE.compareAndSet(this, 0, 1)) {
+            lockSlow();
+        }
+    }
+
+    private void lockSlow() {
+        int spins = 0;
+        for (;;) {
+            if (state == 0 && STATE.compareAndSet(this, 0, 1)) {
+                return;
+            }
+            if (spins < ACTIVE_SPINS) {
+                spins++;
+                Thread.onSpinWait();
+            } else {
+                Thread.yield(); // osyield: the holder may have been descheduled by the OS
+            }
+        }
+    }
+
+    /** The lock must be held; called by the holder or by the park commit it handed the lock to. */
+    void unlock() {
+        assert state == 1 : "unlock of unlocked runtime lock";
+        STATE.setRelease(this, 0); // store-release: publishes the critical section
+    }
+
+    boolean isHeld() {
+        return state == 1;
+    }
+}

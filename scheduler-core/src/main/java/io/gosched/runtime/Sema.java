@@ -1,0 +1,226 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A counting semaphore that parks goroutines (or platform threads), the runtime primitive under the
+ * {@code io.gosched.sync} package. Low level: prefer {@code Mutex}, {@code WaitGroup} and channels.
+ *
+ * <p>Waiters are served in FIFO order (a waiter may ask to go first: {@link #acquire(boolean)}).
+ * {@link #release(boolean)} with {@code handoff} gives the count directly to the first waiter, which
+ * then cannot be overtaken by a newcomer, and (in a goroutine) yields so that the waiter runs at once
+ * on the releaser's time slice. Blocking from a platform thread is uninterruptible (see
+ * {@code Sudog.ThreadParker}).
+ *
+ * <p>Go: runtime/sema.go
+ */
+public final class Sema {
+    /*
+     * Go keeps one table of 251 roots keyed by the semaphore's address, each root a treap of
+     * per-address FIFO lists. Here a semaphore is an object, so each Sema carries its own root: one
+     * lock and one FIFO list. Everything else follows semacquire1/semrelease1.
+     *
+     * Memory order (no lost wake-up): an acquirer increments nwait and then re-checks count; a
+     * releaser increments count and then reads nwait. Both are sequentially consistent atomics, so
+     * at least one of them sees the other: either the acquirer takes the count itself, or the
+     * releaser sees nwait > 0 and takes the lock to wake someone (and the acquirer, holding the lock
+     * while it queues, is then on the queue or has already taken the count).
+     */
+
+    private static final VarHandle COUNT;
+    private static final VarHandle NWAIT;
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            COUNT = l.findVarHandle(Sema.class, "count", int.class);
+            NWAIT = l.findVarHandle(Sema.class, "nwait", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private volatile int count; // Go's *addr
+    private volatile int nwait; // waiters queued or about to queue; changed under lock, read lock-free
+    private final RuntimeLock lock = new RuntimeLock();
+    private final Chan.WaitQ waiters = new Chan.WaitQ(); // guarded by lock
+
+    /** A semaphore holding {@code initial} counts. */
+    public Sema(int initial) {
+        if (initial < 0) {
+            throw new IllegalArgumentException("negative semaphore count: " + initial);
+        }
+        this.count = initial;
+    }
+
+    /** Takes one count, waiting (at the back of the queue) while there is none. Go: runtime/sema.go semacquire */
+    public void acquire() {
+        acquire(false);
+    }
+
+    /**
+     * Takes one count, waiting while there is none; with {@code lifo}, waits at the front of the
+     * queue (for a waiter that already waited once, as sync.Mutex does).
+     * Go: runtime/sema.go semacquire1
+     */
+    public void acquire(boolean lifo) {
+        G gp = Scheduler.getg();
+        if (gp != null) {
+            Go.checkpoint();
+        }
+        // Easy case.
+        if (cansemacquire()) {
+            return;
+        }
+        // Harder case: increment waiter count; try cansemacquire one more time, return if
+        // succeeded; enqueue itself as a waiter; sleep; (waiter descriptor is dequeued by signaler).
+        Sudog s = Sudog.acquireSudog();
+        s.c = this;
+        Sudog.ThreadParker parker = gp == null ? Sudog.currentParker() : null;
+        if (gp != null) {
+            s.g = gp;
+        } else {
+            s.waiter = parker;
+        }
+        for (;;) {
+            lock.lock();
+            // Add ourselves to nwait to disable "easy case" in release.
+            NWAIT.getAndAdd(this, 1);
+            // Check cansemacquire to avoid missed wakeup.
+            if (cansemacquire()) {
+                NWAIT.getAndAdd(this, -1);
+                lock.unlock();
+                break;
+            }
+            // Any release after the cansemacquire knows we're waiting (we set nwait above), so go to sleep.
+            s.ticket = 0;
+            if (lifo) {
+                waiters.enqueueFirst(s);
+            } else {
+                waiters.enqueue(s);
+            }
+            if (gp != null) {
+                gp.param = null;
+                try {
+                    Scheduler.gopark(SEMA_PARK_COMMIT, this, WaitReason.SEMACQUIRE);
+                } catch (IllegalStateException pinned) {
+                    // Could not park (pinned goroutine): no commit ran, the lock is still held.
+                    waiters.dequeueSudoG(s);
+                    NWAIT.getAndAdd(this, -1);
+                    lock.unlock();
+                    Sudog.releaseSudog(s);
+                    throw pinned;
+                }
+                gp.param = null;
+            } else {
+                parker.param = null;
+                lock.unlock();
+                parker.park(this);
+            }
+            if (s.ticket != 0 || cansemacquire()) {
+                break;
+            }
+        }
+        Sudog.releaseSudog(s);
+    }
+
+    /** Takes one count if one is available now. Go: runtime/sema.go cansemacquire */
+    public boolean tryAcquire() {
+        return cansemacquire();
+    }
+
+    private boolean cansemacquire() {
+        for (;;) {
+            int v = count;
+            if (v == 0) {
+                return false;
+            }
+            if (COUNT.compareAndSet(this, v, v - 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Adds one count and wakes the first waiter, if any. Go: runtime/sema.go semrelease */
+    public void release() {
+        release(false);
+    }
+
+    /**
+     * Adds one count and wakes the first waiter. With {@code handoff}, the count goes straight to
+     * that waiter (no newcomer can take it first) and a releasing goroutine yields so the waiter runs
+     * next.
+     * Go: runtime/sema.go semrelease1
+     */
+    public void release(boolean handoff) {
+        COUNT.getAndAdd(this, 1);
+        // Easy case: no waiters? This check must happen after the add, to avoid a missed wakeup
+        // (see the memory-order note above).
+        if (nwait == 0) {
+            return;
+        }
+        // Harder case: search for a waiter and wake it.
+        lock.lock();
+        if (nwait == 0) {
+            // The count is already consumed by another goroutine, so no need to wake up another.
+            lock.unlock();
+            return;
+        }
+        Sudog s = waiters.dequeue();
+        if (s != null) {
+            NWAIT.getAndAdd(this, -1);
+        }
+        lock.unlock();
+        if (s != null) { // May be slow or even yield, so unlock first
+            boolean handedOff = handoff && cansemacquire();
+            if (handedOff) {
+                s.ticket = 1;
+            }
+            s.ready();
+            // Direct G handoff: the waiter is in our P's runnext; yield so it runs on our time slice.
+            // (Go's goyield keeps the releaser on the local run queue; the public Go.yield puts it
+            // on the global one. Either way the waiter, in runnext, runs next.)
+            if (handedOff && Scheduler.getg() != null) {
+                Go.yield();
+            }
+        }
+    }
+
+    /** Counts available now; a snapshot, for tests and diagnostics. */
+    public int available() {
+        return count;
+    }
+
+    /** Waiters queued (or about to queue) now; a snapshot, for tests and diagnostics. */
+    public int waiters() {
+        return nwait;
+    }
+
+    private static final ParkCommit SEMA_PARK_COMMIT = (gp, sema) -> {
+        ((Sema) sema).lock.unlock();
+        return true;
+    };
+
+    // ---- spinning, for sync.Mutex -----------------------------------------------------------
+
+    /** Go's active_spin: spin at most this many rounds before queueing. */
+    private static final int ACTIVE_SPIN = 4;
+
+    /**
+     * Whether a lock waiter may spin once more (round {@code iter}). In a goroutine, Go's rule: few
+     * rounds, a multicore machine, another P running and our P's run queue empty. On a platform
+     * thread there is no P to look at: few rounds on a multicore machine.
+     * Go: runtime/proc.go sync_runtime_canSpin
+     */
+    public static boolean canSpin(int iter) {
+        if (Scheduler.getg() != null) {
+            return Scheduler.canSpin(iter);
+        }
+        return iter < ACTIVE_SPIN && Runtime.getRuntime().availableProcessors() > 1;
+    }
+
+    /** One round of spinning: {@code Thread.onSpinWait()} x 30 (Go's procyield(active_spin_cnt)). Go: runtime/proc.go sync_runtime_doSpin */
+    public static void doSpin() {
+        Scheduler.doSpin();
+    }
+}

@@ -1,0 +1,205 @@
+package io.gosched.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A waiter in a wait queue: a goroutine, a platform thread or an asynchronous operation blocked on a
+ * channel (in {@code sendq}/{@code recvq}) or on a {@link Sema}.
+ *
+ * <p>One G (or thread) may own several sudogs at once when it selects; they are linked through
+ * {@link #waitlink} in lock order. Every field except {@code waitlink} is guarded by the lock of the
+ * channel or semaphore whose queue the sudog is on; once a waker has dequeued a sudog it owns it
+ * exclusively until it calls {@link #ready()}, after which it must not touch it again (the woken
+ * side recycles it at once).
+ *
+ * <p>Allocation: sudogs of goroutines and platform threads are recycled through a small per-carrier
+ * cache ({@link #acquireSudog()} / {@link #releaseSudog(Sudog)}), as Go caches them per P. A goroutine
+ * may take a sudog from one carrier's cache and, after migrating while parked, return it to
+ * another's: the caches are only ever touched by their own thread, so that is safe. Sudogs of
+ * asynchronous operations belong to their future and are never recycled (the future may outlive any
+ * wait).
+ *
+ * <p>Go: runtime/runtime2.go sudog; runtime/proc.go acquireSudog, releaseSudog
+ */
+final class Sudog {
+    /** The goroutine waiting; null when the waiter is a platform thread or an async operation. */
+    G g;
+    /** The non-goroutine waiter (a {@link ThreadParker} or an async future); null for a goroutine. */
+    Waiter waiter;
+    /** Queue links; guarded by the owning queue's lock. Both null when not on a queue. */
+    Sudog next;
+    Sudog prev;
+    /** Send: the value being sent (taken by the receiver). Receive: the value received (set by the sender). */
+    Object elem;
+    /** The channel or semaphore this sudog waits on (for select cleanup and async cancellation). */
+    Object c;
+    /**
+     * The waker must win {@link #claim()} before taking this sudog: true for select cases (Go's
+     * {@code isSelect}) and, with the same meaning, for async operations (cancel races with wakers).
+     */
+    boolean isSelect;
+    /** True when the wait ended because a value was transferred, false when woken by close. */
+    boolean success;
+    /** Select: the next sudog of the same select, in lock order; owned by the selecting G. */
+    Sudog waitlink;
+    /** Sema: 1 when the releaser handed the count over directly (Go's {@code ticket} handoff). */
+    int ticket;
+
+    /**
+     * Called by a waker holding the queue's lock, for a sudog with {@code isSelect}: wins the right to
+     * complete this wait. Fails when another case of the same select already fired, or the async
+     * operation was cancelled.
+     */
+    boolean claim() {
+        G gp = g;
+        return gp != null ? gp.casSelectDone(0, 1) : waiter.claim();
+    }
+
+    /**
+     * Called by the waker after it dequeued this sudog, set {@link #success} and {@link #elem}, and
+     * released every runtime lock: makes the waiter runnable. Never call with a lock held.
+     * Go: runtime/chan.go send (the goready half)
+     */
+    void ready() {
+        G gp = g;
+        if (gp != null) {
+            gp.param = this;
+            Scheduler.goready(gp);
+        } else {
+            waiter.wake(this);
+        }
+    }
+
+    /** Clears every field so that a recycled sudog carries nothing over. */
+    void clear() {
+        g = null;
+        waiter = null;
+        next = null;
+        prev = null;
+        elem = null;
+        c = null;
+        isSelect = false;
+        success = false;
+        waitlink = null;
+        ticket = 0;
+    }
+
+    // ---- per-carrier cache --------------------------------------------------------------------
+
+    /** Go's per-P sudogcache holds up to 128; a select rarely needs more than a handful. */
+    private static final int CACHE_SIZE = 16;
+
+    private static final ThreadLocal<Cache> CACHE = ThreadLocal.withInitial(Cache::new);
+
+    private static final class Cache {
+        final Sudog[] free = new Sudog[CACHE_SIZE];
+        int n;
+        ThreadParker parker;
+    }
+
+    /** Can be called by any goroutine or thread; returns a cleared sudog. Go: runtime/proc.go acquireSudog */
+    static Sudog acquireSudog() {
+        Cache cache = CACHE.get();
+        if (cache.n > 0) {
+            Sudog s = cache.free[--cache.n];
+            cache.free[cache.n] = null;
+            return s;
+        }
+        return new Sudog();
+    }
+
+    /** Called by the sudog's owner once no queue and no waker can reach it. Go: runtime/proc.go releaseSudog */
+    static void releaseSudog(Sudog s) {
+        assert s.next == null && s.prev == null : "releaseSudog: sudog still on a queue";
+        s.clear();
+        Cache cache = CACHE.get();
+        if (cache.n < CACHE_SIZE) {
+            cache.free[cache.n++] = s;
+        }
+    }
+
+    /** The calling platform thread's parker (one per thread, reused for every wait). */
+    static ThreadParker currentParker() {
+        Cache cache = CACHE.get();
+        ThreadParker p = cache.parker;
+        if (p == null) {
+            p = new ThreadParker(Thread.currentThread());
+            cache.parker = p;
+        }
+        return p;
+    }
+
+    /** Who is woken when a sudog's wait ends, when that is not a goroutine. */
+    interface Waiter {
+        /** See {@link Sudog#claim()}. Called with the queue's lock held. */
+        boolean claim();
+
+        /** See {@link Sudog#ready()}. Called with no lock held. */
+        void wake(Sudog sg);
+    }
+
+    /**
+     * A platform thread blocked in a channel, select or semaphore operation. It plays the part of the
+     * G for a thread: {@code selectDone} and {@code param} are the fields of G with the same names.
+     *
+     * <p>Interrupts: blocking operations of a platform thread are not interruptible, like Go's (a
+     * goroutine cannot be interrupted either, and a withdrawn blocking send would need an exception
+     * type the API does not have). An interrupt does not end the wait; the thread's interrupt status
+     * is kept and set again when the operation returns. Callers that need to give up use
+     * {@code sendAsync}/{@code recvAsync} and cancel or time out the future. Spurious returns of
+     * {@link LockSupport#park} are absorbed by re-checking {@code param}.
+     */
+    static final class ThreadParker implements Waiter {
+        private static final VarHandle SELECT_DONE;
+        static {
+            try {
+                SELECT_DONE = MethodHandles.lookup().findVarHandle(ThreadParker.class, "selectDone", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final Thread thread;
+        /** Go's {@code gp.selectDone}: wakers of select sudogs CAS it 0 -> 1 under the channel lock. */
+        volatile int selectDone;
+        /** Go's {@code gp.param}: the sudog whose wait completed; written by the waker, volatile publishes the sudog's fields. */
+        volatile Sudog param;
+        ThreadParker(Thread thread) {
+            this.thread = thread;
+        }
+
+        @Override
+        public boolean claim() {
+            return SELECT_DONE.compareAndSet(this, 0, 1);
+        }
+
+        @Override
+        public void wake(Sudog sg) {
+            Thread t = thread; // read before publishing: once param is set, sg may be recycled
+            param = sg;
+            LockSupport.unpark(t);
+        }
+
+        /**
+         * Executed only by {@link #thread}, after it enqueued its sudog(s) and released every lock
+         * ({@code param} was cleared before enqueueing). Returns the sudog that fired.
+         */
+        Sudog park(Object blocker) {
+            boolean interrupted = false;
+            Sudog sg;
+            while ((sg = param) == null) {
+                LockSupport.park(blocker);
+                if (Thread.interrupted()) {
+                    interrupted = true; // see "Interrupts" above: not a reason to stop waiting
+                }
+            }
+            param = null;
+            if (interrupted) {
+                thread.interrupt();
+            }
+            return sg;
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package io.gosched.runtime;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
+
+/** Shared test plumbing: run code in goroutines or on platform threads, scaled stress, bounded waits. */
+public final class GoTesting {
+    /** Stress multiplier: {@code -Dgosched.stress=N}; 1 is the short default. */
+    public static final int STRESS = Integer.getInteger("gosched.stress", 1);
+
+    private GoTesting() {
+    }
+
+    @FunctionalInterface
+    public interface Body {
+        void run() throws Exception;
+    }
+
+    /** Runs main as the main goroutine of a fresh runtime with n Ps; the runtime is closed afterwards. */
+    public static <T> T runGo(int procs, Callable<T> main) throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
+            return rt.run(main);
+        }
+    }
+
+    public static void runGo(int procs, Body main) throws Exception {
+        runGo(procs, () -> {
+            main.run();
+            return null;
+        });
+    }
+
+    /** Where the code under test runs: goroutines of a runtime, or plain platform threads. */
+    public enum Mode {
+        GOROUTINES, THREADS;
+
+        /** Runs main in this mode (as the main goroutine, or on the calling thread). */
+        public void run(int procs, Body main) throws Exception {
+            if (this == GOROUTINES) {
+                runGo(procs, main);
+            } else {
+                main.run();
+            }
+        }
+    }
+
+    private static final List<Thread> THREADS = new ArrayList<>();
+
+    /** Starts body concurrently: {@code Go.go} inside a goroutine, a new platform thread outside. */
+    public static void spawn(Body body) {
+        Runnable r = () -> {
+            try {
+                body.run();
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        };
+        if (Go.inGoroutine()) {
+            Go.go(r);
+        } else {
+            Thread t = Thread.ofPlatform().daemon(true).start(r);
+            synchronized (THREADS) {
+                THREADS.add(t);
+            }
+        }
+    }
+
+    /** Sleeps the goroutine (parking it) or the thread. */
+    public static void pause(long millis) {
+        if (Go.inGoroutine()) {
+            Go.sleep(Duration.ofMillis(millis));
+        } else {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    /** Waits (up to 10 s) until cond holds; fails with what otherwise. */
+    public static void await(String what, BooleanSupplier cond) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            pause(1);
+        }
+    }
+}
