@@ -31,6 +31,7 @@ public final class PeerMain {
         return switch (name) {
             case "vt" -> new VirtualThreadPeer();
             case "kotlin" -> new KotlinPeer();
+            case "gosched" -> new GoschedPeer(procs);
             default -> throw new IllegalArgumentException("unknown JVM peer " + name);
         };
     }
