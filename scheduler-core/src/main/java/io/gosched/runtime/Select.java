@@ -101,13 +101,16 @@ public final class Select {
         int norder = 0;
 
         // Generate permuted order, omitting cases with a nil channel.
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        // Not ThreadLocalRandom inside a goroutine: it is keyed by Thread.currentThread(), which
+        // may name the M this goroutine left (see M.current()); the P's own generator is not.
+        P pp = gp != null && gp.m != null ? gp.m.p : null;
+        ThreadLocalRandom rnd = pp == null ? ThreadLocalRandom.current() : null;
         for (int i = 0; i < ncases; i++) {
             SelectCase cas = cases[i];
             if (cas.c == null) {
                 continue;
             }
-            int j = rnd.nextInt(norder + 1); // cheaprandn(norder+1)
+            int j = pp != null ? pp.cheaprand() % (norder + 1) : rnd.nextInt(norder + 1); // cheaprandn(norder+1)
             pollorder[norder] = pollorder[j];
             pollorder[j] = i;
             norder++;

@@ -93,15 +93,26 @@ final class Sudog {
 
     private static final ThreadLocal<Cache> CACHE = ThreadLocal.withInitial(Cache::new);
 
-    private static final class Cache {
+    static final class Cache {
         final Sudog[] free = new Sudog[CACHE_SIZE];
         int n;
         ThreadParker parker;
     }
 
+    /**
+     * The cache of the caller: its M's when it runs on an M (found freshly through
+     * {@link M#current()}, never through a ThreadLocal: inside a goroutine a ThreadLocal may
+     * resolve to the thread the goroutine ran on before it migrated, and two Ms would then share
+     * one cache), else the platform thread's own.
+     */
+    private static Cache cache() {
+        M mp = M.current();
+        return mp != null ? mp.sudogCache : CACHE.get();
+    }
+
     /** Can be called by any goroutine or thread; returns a cleared sudog. Go: runtime/proc.go acquireSudog */
     static Sudog acquireSudog() {
-        Cache cache = CACHE.get();
+        Cache cache = cache();
         if (cache.n > 0) {
             Sudog s = cache.free[--cache.n];
             cache.free[cache.n] = null;
@@ -114,14 +125,15 @@ final class Sudog {
     static void releaseSudog(Sudog s) {
         assert s.next == null && s.prev == null : "releaseSudog: sudog still on a queue";
         s.clear();
-        Cache cache = CACHE.get();
+        Cache cache = cache();
         if (cache.n < CACHE_SIZE) {
             cache.free[cache.n++] = s;
         }
     }
 
-    /** The calling platform thread's parker (one per thread, reused for every wait). */
+    /** The calling platform thread's parker (one per thread, reused for every wait). Never called by a goroutine. */
     static ThreadParker currentParker() {
+        assert M.current() == null || M.current().curg == null : "currentParker called by a goroutine";
         Cache cache = CACHE.get();
         ThreadParker p = cache.parker;
         if (p == null) {
