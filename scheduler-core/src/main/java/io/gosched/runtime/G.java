@@ -82,6 +82,11 @@ final class G implements Runnable {
     /** Select wake-up arbitration: a waker must win casSelectDone(0, 1). */
     private volatile int selectDone;
 
+    /** The timer of Go.sleep, kept across sleeps and G reuse (Go: gp.timer); its arg is this G. */
+    RuntimeTimer sleepTimer;
+    /** The deadline of the current sleep, armed by the park commit (Go: gp.sleepWhen). */
+    long sleepWhen;
+
     /** procPin depth: while positive, safe points do not yield. */
     int locks;
 

@@ -186,6 +186,7 @@ public final class GoRuntime implements AutoCloseable {
         if (sysmon != null) {
             sysmon.stop();
         }
+        sched.netpoll.netpollBreak(); // the M blocked in netpoll re-checks and sees stopping
         for (M mp : ms) {
             mp.notewakeup();
         }
@@ -205,6 +206,9 @@ public final class GoRuntime implements AutoCloseable {
         }
         if (sysmon != null) {
             clean &= sysmon.awaitStopped(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        }
+        if (clean) {
+            sched.netpoll.close();
         }
         return clean;
     }

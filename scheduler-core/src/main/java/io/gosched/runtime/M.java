@@ -31,6 +31,11 @@ final class M extends Thread {
     M schedlink;
     /** Set by findRunnable: the G it returns inherits the current time slice (came from runnext). */
     boolean inheritTime;
+    // ---- stealWork's results and scratch (Go returns them as a tuple); written only by this M ----
+    boolean stealNewWork;
+    long stealPollUntil;
+    long stealNow;
+    boolean stealRanTimer;
     /** This M's syscalltick snapshot, for exitsyscall's fast path. */
     long syscalltick;
 

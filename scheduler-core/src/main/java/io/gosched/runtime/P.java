@@ -61,6 +61,25 @@ final class P {
     final int id;
     private volatile int status;
     final RunQueue runq;
+    /** This P's timers (Go: p.timers). Locked by its own lock; any P may run its due timers. */
+    final TimerHeap timers;
+
+    /**
+     * A spare P lent by sysmon to run the work of a P whose goroutine ignores preemption (see
+     * "Hogs" in Sysmon). Never in allp; its id is {@link SchedulerConfig#MAX_GOMAXPROCS} or more.
+     */
+    final boolean spare;
+    /** For a spare: the hogged P it was lent for; sched.lock held to write. */
+    P lender;
+    /** For a hogged P: the spare lent for it, or null; sched.lock held to write. */
+    P lentSpare;
+    /**
+     * For a spare: set (sched.lock held) when its lender is no longer hogged or the world stops;
+     * whoever holds the spare next returns it (see "Hogs" in Sysmon).
+     */
+    volatile boolean retiring;
+    /** For a spare: counted in sched.stopwait by a stop-the-world; sched.lock held. */
+    boolean spareInStopwait;
 
     /** The M holding this P, or null. */
     volatile M m;
@@ -79,6 +98,13 @@ final class P {
     long sysmonSchedwhen;
     long sysmonSyscalltick;
     long sysmonSyscallwhen;
+    /** The G sysmon asked to yield in the current time slice, and when (see "Hogs" in Sysmon). */
+    G sysmonPreemptG;
+    long sysmonPreemptWhen;
+    /** pp's C_SCHEDULES count when sysmonPreemptG was recorded: unchanged means it never yielded. */
+    long sysmonPreemptRuns;
+    /** CPU time of the P's M thread when sysmon asked sysmonPreemptG to yield; -1 unknown. */
+    long sysmonPreemptCpu;
 
     // ---- free Gs; owner only ---------------------------------------------------------------------
     G gFree;
@@ -97,8 +123,14 @@ final class P {
     private long latencySumNanos;
 
     P(int id, int runqCapacity, long seed) {
+        this(null, id, runqCapacity, seed, false);
+    }
+
+    P(Sched sched, int id, int runqCapacity, long seed, boolean spare) {
         this.id = id;
+        this.spare = spare;
         this.runq = new RunQueue(runqCapacity);
+        this.timers = new TimerHeap(sched, this);
         this.status = GCSTOP;
         this.rand = (int) (seed ^ (seed >>> 32)) | 1;
         this.latencyCounts = new long[Scheduler.LATENCY_BOUNDS_NANOS.length + 1 + 8];
@@ -178,6 +210,6 @@ final class P {
 
     @Override
     public String toString() {
-        return "P" + id + "[" + statusName(status) + "]";
+        return (spare ? "spareP" : "P") + id + "[" + statusName(status) + "]";
     }
 }

@@ -85,12 +85,34 @@ final class Sched {
 
     final BiConsumer<Long, Throwable> uncaughtHandler;
 
+    // ---- netpoll (see Netpoll) ---------------------------------------------------------------------
+    /** The poller; created with the runtime. */
+    final Netpoll netpoll;
+    /**
+     * When the network was last polled (nanotime), or 0 while an M is blocked in netpoll: then
+     * that M is the one to break out for an earlier timer (Go: sched.lastpoll).
+     */
+    final AtomicLong lastpoll = new AtomicLong(System.nanoTime() | 1);
+    /** The blocked poller's deadline (nanotime), 0 = none or forever (Go: sched.pollUntil). */
+    volatile long pollUntil;
+    /** Goroutines readied by netpoll for a caller without a P (sysmon, a P-less poller). */
+    final AtomicLong netpollReadyNoP = new AtomicLong();
+
+    // ---- spare Ps lent to hogged Ps (see "Hogs" in Sysmon); guarded by lock ----------------------
+    /** Spare Ps in use (lent, not yet returned). Copy-on-write, read lock-free by thieves and stats. */
+    volatile P[] spares = new P[0];
+    /** Every spare P ever created, for stats: their counters count goroutines too. Copy-on-grow. */
+    volatile P[] allspares = new P[0];
+    /** Returned spare Ps, for reuse. */
+    final java.util.ArrayDeque<P> sparePool = new java.util.ArrayDeque<>();
+
     Sched(SchedulerConfig config, String name) {
         this.config = config;
         this.threadGroup = new ThreadGroup(name);
         this.threadNamePrefix = "gosched-m-";
         this.uncaughtHandler = config.uncaughtExceptionHandler();
         this.scheduler = new Scheduler(this);
+        this.netpoll = new Netpoll(this);
     }
 
     void uncaught(long goid, Throwable t) {

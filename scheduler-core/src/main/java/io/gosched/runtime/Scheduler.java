@@ -577,8 +577,10 @@ final class Scheduler {
     }
 
     /**
-     * Finds a runnable G, in Go's order: the global queue every 61st tick, the local queue,
-     * the global queue, stealing; then gives up the P, re-checks everything, and parks.
+     * Finds a runnable G, in Go's order: this P's due timers, the global queue every 61st
+     * tick, the local queue, the global queue, a non-blocking netpoll, stealing (with other
+     * Ps' due timers on the last pass); then gives up the P, re-checks everything, and blocks
+     * in netpoll until the earliest timer of all Ps (if it is the one poller) or parks.
      * Returns null only when the runtime is stopping. Sets mp.inheritTime.
      * Executed only by mp, holding a P.
      * Go: runtime/proc.go findRunnable
@@ -594,11 +596,28 @@ final class Scheduler {
                 return null;
             }
             P pp = mp.p;
+            if (pp.spare && (pp.retiring || sched.gcwaiting)) {
+                // The hog this spare was lent for yielded, or the world stops: give it back.
+                retireSpare(mp);
+                stopm(mp);
+                if (mp.p == null) {
+                    return null;
+                }
+                continue;
+            }
             if (sched.gcwaiting) {
                 gcstopm(mp);
                 continue;
             }
             mp.inheritTime = false;
+
+            // This P's due timers first: the Gs they ready land in its runnext.
+            long now = 0;
+            long pollUntil = 0;
+            if (pp.timers.wakeTime() != 0) {
+                now = RuntimeTimer.nanotime();
+                pollUntil = Timers.checkTimers(pp, now);
+            }
 
             // Fairness: without this two goroutines that keep readying each other would starve
             // the global queue forever.
@@ -637,18 +656,42 @@ final class Scheduler {
                 }
             }
 
+            // Non-blocking netpoll, by one M at a time and only while nobody blocks in it: an
+            // optimization, the blocking poller or sysmon would find these Gs too.
+            Netpoll np = sched.netpoll;
+            if (np.anyWaiters() && sched.lastpoll.get() != 0 && np.polling.compareAndSet(false, true)) {
+                G list;
+                try {
+                    list = np.netpoll(0);
+                } finally {
+                    np.polling.set(false);
+                }
+                if (list != null) {
+                    gp = list;
+                    list = gp.schedlink;
+                    gp.schedlink = null;
+                    pp.count(P.C_NETPOLL_READY, 1 + injectglist(list));
+                    gp.casgstatus(G.WAITING, G.RUNNABLE);
+                    return gp;
+                }
+            }
+
             // Spinning Ms are limited to half the busy Ps: beyond that they burn CPU for nothing.
-            int procs = sched.gomaxprocs;
+            int procs = sched.gomaxprocs + sched.spares.length;
             if (mp.spinning || 2 * sched.nmspinning.get() < procs - sched.npidle.get()) {
                 if (!mp.spinning) {
                     becomeSpinning(mp);
                 }
-                gp = stealWork(mp, pp);
+                gp = stealWork(mp, pp, now);
                 if (gp != null) {
                     return gp;
                 }
-                if (sched.gcwaiting) {
-                    continue;
+                if (mp.stealNewWork) {
+                    continue; // a timer ran (it may have readied a G somewhere) or the world stops
+                }
+                long w = mp.stealPollUntil;
+                if (w != 0 && (pollUntil == 0 || w < pollUntil)) {
+                    pollUntil = w;
                 }
             }
 
@@ -679,6 +722,7 @@ final class Scheduler {
 
             // The delicate dance: drop spinning, then re-check everything a submitter may have
             // published while it still saw us spinning (see "Spinning and wakep").
+            boolean wasSpinning = mp.spinning;
             if (mp.spinning) {
                 mp.spinning = false;
                 if (sched.nmspinning.decrementAndGet() < 0) {
@@ -711,6 +755,58 @@ final class Scheduler {
                     continue;
                 }
             }
+            // Timers added or moved while we were letting go of the P. Go does this only for a
+            // spinning M; every M does it here, because with a hogged P (see Sysmon) the M
+            // going idle may be the only one left to sleep until that P's timers.
+            pollUntil = checkTimersNoP(allpSnapshot, procsSnapshot, pollUntil);
+
+            // Block in netpoll until the earliest timer, if we can be the one poller.
+            if ((np.anyWaiters() || pollUntil != 0) && becomePoller(np)) {
+                sched.pollUntil = pollUntil;
+                now = RuntimeTimer.nanotime();
+                long delay = pollUntil == 0 ? -1 : Math.max(0, pollUntil - now);
+                G list;
+                try {
+                    list = sched.stopping ? null : np.netpoll(delay);
+                } finally {
+                    sched.pollUntil = 0;
+                    sched.lastpoll.set(RuntimeTimer.nanotime() | 1);
+                    np.polling.set(false);
+                }
+                P p2;
+                sched.lock.lock();
+                try {
+                    p2 = sched.gcwaiting || sched.stopping ? null : pidleget();
+                } finally {
+                    sched.lock.unlock();
+                }
+                if (p2 == null) {
+                    sched.netpollReadyNoP.addAndGet(injectglist(list));
+                } else {
+                    acquirep(mp, p2);
+                    if (list != null) {
+                        gp = list;
+                        list = gp.schedlink;
+                        gp.schedlink = null;
+                        p2.count(P.C_NETPOLL_READY, 1 + injectglist(list));
+                        gp.casgstatus(G.WAITING, G.RUNNABLE);
+                        if (wasSpinning) {
+                            becomeSpinning(mp);
+                        }
+                        return gp;
+                    }
+                    if (wasSpinning) {
+                        becomeSpinning(mp);
+                    }
+                    continue;
+                }
+            } else if (pollUntil != 0 && sched.lastpoll.get() == 0) {
+                // Someone else polls: make sure it wakes for our earlier timer.
+                long theirs = sched.pollUntil;
+                if (theirs == 0 || theirs > pollUntil) {
+                    np.netpollBreak();
+                }
+            }
             stopm(mp);
             if (mp.p == null) {
                 return null; // woken for shutdown
@@ -719,11 +815,39 @@ final class Scheduler {
     }
 
     /**
-     * Tries to steal a batch of Gs from another P.
+     * Makes the caller the one M blocked in netpoll: takes the polling flag and publishes
+     * lastpoll = 0. Returns false if another M blocks there already. A non-blocking poll in
+     * progress (it holds the flag with lastpoll != 0) ends within microseconds: wait for it.
+     * Executed by an M without a P.
+     * Go: the sched.lastpoll.Swap(0) != 0 test of findRunnable
+     */
+    private boolean becomePoller(Netpoll np) {
+        for (;;) {
+            if (np.polling.compareAndSet(false, true)) {
+                sched.lastpoll.set(0);
+                return true;
+            }
+            if (sched.lastpoll.get() == 0 || sched.stopping) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Tries to steal a batch of Gs from another P; on the last pass also runs other Ps' due
+     * timers (idle, running or hogged: the owner may not get to them in time) and may take
+     * runnext. Spare Ps (see "Hogs" in Sysmon) are visited after allp, so their Gs do not wait
+     * behind a hog either. Sets mp.stealNewWork (a timer ran or the world stops: re-check
+     * everything) and mp.stealPollUntil (the earliest timer seen).
      * Executed only by mp, spinning, holding a P.
      * Go: runtime/proc.go stealWork
      */
-    private G stealWork(M mp, P pp) {
+    private G stealWork(M mp, P pp, long now) {
+        mp.stealNewWork = false;
+        mp.stealPollUntil = 0;
+        mp.stealNow = now;
+        mp.stealRanTimer = false;
         RandomOrder order = sched.stealOrder;
         P[] allp = sched.allp;
         int n = order.count();
@@ -731,18 +855,66 @@ final class Scheduler {
             boolean lastPass = i == STEAL_TRIES - 1;
             for (long c = order.start(pp.cheaprand()); !RandomOrder.done(c, n); c = RandomOrder.next(c, n)) {
                 if (sched.gcwaiting || sched.stopping) {
+                    mp.stealNewWork = true;
                     return null;
                 }
-                P p2 = allp[RandomOrder.position(c)];
-                if (p2 == pp || p2.idle) {
-                    continue;
-                }
-                G gp = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
+                G gp = stealFrom(mp, pp, allp[RandomOrder.position(c)], lastPass);
                 if (gp != null) {
-                    pp.count(P.C_STEALS);
-                    pp.count(P.C_STOLEN, pp.runq.lastStealCount);
                     return gp;
                 }
+            }
+            for (P p2 : sched.spares) {
+                G gp = stealFrom(mp, pp, p2, lastPass);
+                if (gp != null) {
+                    return gp;
+                }
+            }
+        }
+        mp.stealNewWork = mp.stealRanTimer;
+        return null;
+    }
+
+    /** One victim of {@link #stealWork}. Go: the body of stealWork's loop */
+    private G stealFrom(M mp, P pp, P p2, boolean lastPass) {
+        if (p2 == pp) {
+            return null;
+        }
+        if (lastPass) {
+            long w = p2.timers.wakeTime();
+            if (w != 0) {
+                long now = mp.stealNow;
+                if (now == 0 || w <= now) {
+                    now = RuntimeTimer.nanotime();
+                    mp.stealNow = now;
+                }
+                int ran = p2.timers.check(now);
+                if (ran > 0) {
+                    pp.count(P.C_TIMERS_FIRED, ran);
+                    // The timers readied their Gs into our runnext.
+                    G gp = pp.runq.getNext();
+                    if (gp != null) {
+                        mp.inheritTime = true;
+                        return gp;
+                    }
+                    gp = pp.runq.getRing();
+                    if (gp != null) {
+                        return gp;
+                    }
+                    mp.stealRanTimer = true;
+                }
+                w = p2.timers.wakeTime();
+                long pu = mp.stealPollUntil;
+                if (w != 0 && (pu == 0 || w < pu)) {
+                    mp.stealPollUntil = w;
+                }
+            }
+        }
+        if (!p2.idle) {
+            G gp = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
+            if (gp != null) {
+                pp.count(P.C_STEALS);
+                pp.count(P.C_STOLEN, pp.runq.lastStealCount);
+                return gp;
             }
         }
         return null;
@@ -754,18 +926,125 @@ final class Scheduler {
      * Go: runtime/proc.go checkRunqsNoP
      */
     private P checkRunqsNoP(P[] allp, int procs) {
-        for (int i = 0; i < procs && i < allp.length; i++) {
+        boolean work = false;
+        for (int i = 0; i < procs && i < allp.length && !work; i++) {
             P p2 = allp[i];
-            if (!p2.idle && !p2.runq.isEmpty()) {
-                sched.lock.lock();
-                try {
-                    return pidlegetSpinning();
-                } finally {
-                    sched.lock.unlock();
-                }
+            work = !p2.idle && !p2.runq.isEmpty();
+        }
+        for (P p2 : sched.spares) {
+            work |= !p2.idle && !p2.runq.isEmpty();
+        }
+        if (!work) {
+            return null;
+        }
+        sched.lock.lock();
+        try {
+            return pidlegetSpinning();
+        } finally {
+            sched.lock.unlock();
+        }
+    }
+
+    /**
+     * The earliest timer of every P (idle, running, hogged, spare), or pollUntil if earlier.
+     * Lock-free. Executed by an M without a P.
+     * Go: runtime/proc.go checkTimersNoP
+     */
+    private long checkTimersNoP(P[] allp, int procs, long pollUntil) {
+        for (int i = 0; i < procs && i < allp.length; i++) {
+            long w = allp[i].timers.wakeTime();
+            if (w != 0 && (pollUntil == 0 || w < pollUntil)) {
+                pollUntil = w;
             }
         }
-        return null;
+        for (P p2 : sched.spares) {
+            long w = p2.timers.wakeTime();
+            if (w != 0 && (pollUntil == 0 || w < pollUntil)) {
+                pollUntil = w;
+            }
+        }
+        return pollUntil;
+    }
+
+    /**
+     * A timer now due at when was added: make sure an M wakes for it. If an M blocks in netpoll
+     * with a later deadline, break it out; if nobody polls, wake a spinning M (it will block in
+     * netpoll for the timer if it finds nothing else).
+     * Can be executed by any thread; sched.lock must not be held.
+     * Go: runtime/proc.go wakeNetPoller
+     */
+    void wakeNetPoller(long when) {
+        if (sched.lastpoll.get() == 0) {
+            long theirs = sched.pollUntil;
+            if (theirs == 0 || theirs > when) {
+                sched.netpoll.netpollBreak();
+            }
+        } else {
+            wakep();
+        }
+    }
+
+    /**
+     * Makes a list of WAITING Gs (linked through schedlink) runnable: without a P all go to the
+     * global queue and as many idle Ps as Gs get an M; with a P, one G per idle P goes global
+     * (with an M each), the rest to this P's ring, then wakep. Never into runnext: a batch of
+     * network wake-ups must not jump ahead of the P's queue. Returns the number of Gs.
+     * Can be executed by any thread; sched.lock must not be held.
+     * Go: runtime/proc.go injectglist
+     */
+    int injectglist(G list) {
+        if (list == null) {
+            return 0;
+        }
+        M mp = M.current();
+        P pp = mp != null && mp.sched == sched ? mp.p : null;
+        int n = 0;
+        for (G g = list; g != null; g = g.schedlink) {
+            g.casgstatus(G.WAITING, G.RUNNABLE);
+            trackRunnable(g, pp != null ? pp.cheaprand() : ThreadLocalRandom.current().nextInt());
+            n++;
+        }
+        int toGlobal = pp == null ? n : Math.min(n, sched.npidle.get());
+        if (toGlobal > 0) {
+            sched.lock.lock();
+            try {
+                for (int i = 0; i < toGlobal; i++) {
+                    G g = list;
+                    list = g.schedlink;
+                    sched.runq.put(g);
+                }
+            } finally {
+                sched.lock.unlock();
+            }
+            startIdle(toGlobal);
+        }
+        while (list != null) {
+            G g = list;
+            list = g.schedlink;
+            g.schedlink = null;
+            runqput(pp, g, false);
+        }
+        if (pp != null) {
+            wakep();
+        }
+        return n;
+    }
+
+    /** Starts up to n Ms on idle Ps. sched.lock must not be held. Go: injectglist's startIdle */
+    private void startIdle(int n) {
+        for (; n > 0; n--) {
+            P p2;
+            sched.lock.lock();
+            try {
+                p2 = pidlegetSpinning();
+            } finally {
+                sched.lock.unlock();
+            }
+            if (p2 == null) {
+                break;
+            }
+            startm(p2, false);
+        }
     }
 
     // =============================================================================================
@@ -905,23 +1184,37 @@ final class Scheduler {
             startm(pp, true);
             return;
         }
+        long when;
         sched.lock.lock();
         try {
             if (sched.gcwaiting) {
+                if (pp.spare) {
+                    retireSpareLocked(pp);
+                    return;
+                }
                 pp.setStatus(P.GCSTOP);
                 stopwaitDecrement();
                 return;
             }
             if (!sched.runq.isEmpty()) {
-                // fall through to startm below, outside the lock
+                when = -1;
+            } else if (sched.npidle.get() == sched.gomaxprocs + sched.spares.length - 1
+                    && sched.lastpoll.get() != 0) {
+                // The last running P, and nobody polls: someone must wait for the network and
+                // the timers, so keep an M on it.
+                when = -1;
             } else {
+                when = pp.timers.wakeTime();
                 pidleput(pp);
-                return;
             }
         } finally {
             sched.lock.unlock();
         }
-        startm(pp, false);
+        if (when == -1) {
+            startm(pp, false);
+        } else if (when != 0) {
+            wakeNetPoller(when);
+        }
     }
 
     /** Go: runtime/proc.go acquirep, wirep. Executed only by mp. */
@@ -947,6 +1240,10 @@ final class Scheduler {
     private void pidleput(P pp) {
         if (!pp.runq.isEmpty()) {
             throw new IllegalStateException("pidleput: P has non-empty run queue");
+        }
+        if (pp.spare && (pp.retiring || sched.gcwaiting)) {
+            retireSpareLocked(pp); // its hog yielded: the spare leaves instead of idling
+            return;
         }
         pp.setStatus(P.IDLE);
         pp.idle = true;
@@ -995,6 +1292,165 @@ final class Scheduler {
     }
 
     // =============================================================================================
+    // Spare Ps for hogs (see "Hogs" in Sysmon)
+    // =============================================================================================
+
+    /**
+     * Lends a spare P for hogged, whose goroutine ignored a preempt request for a whole quantum,
+     * and starts an M on it: that M steals hogged's queued Gs (runnext included) and runs its
+     * timers, so nothing waits behind the hog. hogged itself is not touched: its M keeps it.
+     * Returns false if a spare is already lent or the world is stopping.
+     * Executed only by sysmon; sched.lock must not be held.
+     */
+    boolean lendSpare(P hogged) {
+        P sp;
+        sched.lock.lock();
+        try {
+            if (sched.gcwaiting || sched.stopping || hogged.lentSpare != null || hogged.status() != P.RUNNING) {
+                return false;
+            }
+            sp = sched.sparePool.poll();
+            if (sp == null) {
+                P[] all = sched.allspares;
+                sp = new P(sched, SchedulerConfig.MAX_GOMAXPROCS + all.length, sched.config.runqSize(),
+                        sched.config.seed() * 31 + 7919 + all.length, true);
+                P[] grown = Arrays.copyOf(all, all.length + 1);
+                grown[all.length] = sp;
+                sched.allspares = grown;
+            }
+            sp.lender = hogged;
+            sp.retiring = false;
+            sp.spareInStopwait = false;
+            sp.setStatus(P.IDLE);
+            hogged.lentSpare = sp;
+            P[] cur = sched.spares;
+            P[] next = Arrays.copyOf(cur, cur.length + 1);
+            next[cur.length] = sp;
+            sched.spares = next;
+        } finally {
+            sched.lock.unlock();
+        }
+        sched.preemptHandoffs.incrementAndGet();
+        startm(sp, false);
+        return true;
+    }
+
+    /**
+     * hogged's goroutine reached a safe point: take its spare back. An idle spare (or one whose
+     * M is in a syscall) leaves at once; one held by an M is marked, its goroutine asked to
+     * yield, and the M returns it at its next scheduling round.
+     * Executed only by sysmon; sched.lock must not be held.
+     */
+    void returnSpare(P hogged) {
+        int moved = 0;
+        sched.lock.lock();
+        try {
+            P sp = hogged.lentSpare;
+            if (sp == null) {
+                return;
+            }
+            sp.retiring = true;
+            if (sp.idle) {
+                unlinkIdle(sp);
+                moved = retireSpareLocked(sp);
+            } else if (sp.status() == P.SYSCALL && sp.casStatus(P.SYSCALL, P.IDLE)) {
+                moved = retireSpareLocked(sp);
+            } else {
+                Sysmon.preemptone(sp);
+            }
+        } finally {
+            sched.lock.unlock();
+        }
+        if (moved > 0) {
+            wakep();
+        }
+    }
+
+    /** The M holding a retiring spare gives it back. Executed only by mp. */
+    private void retireSpare(M mp) {
+        if (mp.spinning) {
+            mp.spinning = false;
+            sched.nmspinning.decrementAndGet();
+        }
+        P sp = releasep(mp);
+        int moved;
+        sched.lock.lock();
+        try {
+            moved = retireSpareLocked(sp);
+        } finally {
+            sched.lock.unlock();
+        }
+        if (moved > 0) {
+            wakep();
+        }
+    }
+
+    /**
+     * Takes a spare P out of circulation: its queued Gs go to the global queue, its timers to
+     * its lender's heap, and it goes back to the pool. Nobody may be running on it. Returns the
+     * number of Gs moved (the caller calls wakep after unlocking).
+     * sched.lock must be held.
+     */
+    private int retireSpareLocked(P sp) {
+        assert sched.lock.isHeldByCurrentThread();
+        P[] cur = sched.spares;
+        int at = -1;
+        for (int i = 0; i < cur.length; i++) {
+            if (cur[i] == sp) {
+                at = i;
+            }
+        }
+        if (at < 0) {
+            return 0; // already retired
+        }
+        P[] next = new P[cur.length - 1];
+        System.arraycopy(cur, 0, next, 0, at);
+        System.arraycopy(cur, at + 1, next, at, cur.length - at - 1);
+        G[] drained = new G[sp.runq.capacity() + 1];
+        int n = sp.runq.drain(drained);
+        for (int k = 0; k < n; k++) {
+            sched.runq.put(drained[k]);
+        }
+        P lender = sp.lender;
+        if (sp.timers.size() > 0) {
+            sp.timers.moveAllTo(lender != null ? lender.timers : sched.allp[0].timers);
+            // Whoever polls re-evaluates its deadline over the heaps (lock-free: no sched.lock needed).
+            sched.netpoll.netpollBreak();
+        }
+        sched.spares = next;
+        if (lender != null && lender.lentSpare == sp) {
+            lender.lentSpare = null;
+        }
+        sp.lender = null;
+        sp.retiring = false;
+        sp.setStatus(P.DEAD);
+        if (sp.spareInStopwait) {
+            sp.spareInStopwait = false;
+            stopwaitDecrement();
+        }
+        sched.sparePool.push(sp);
+        return n;
+    }
+
+    /** Removes pp from the idle list. sched.lock must be held. */
+    private void unlinkIdle(P pp) {
+        P prev = null;
+        for (P q = sched.pidle; q != null; prev = q, q = q.link) {
+            if (q == pp) {
+                if (prev == null) {
+                    sched.pidle = q.link;
+                } else {
+                    prev.link = q.link;
+                }
+                q.link = null;
+                q.idle = false;
+                sched.npidle.decrementAndGet();
+                return;
+            }
+        }
+    }
+
+    // =============================================================================================
     // Syscalls
     // =============================================================================================
 
@@ -1014,7 +1470,15 @@ final class Scheduler {
         mp.p = null;
         mp.sched.nmsyscall.incrementAndGet();
         pp.setStatus(P.SYSCALL);
-        if (mp.sched.gcwaiting && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+        if (mp.sched.gcwaiting && pp.spare && pp.casStatus(P.SYSCALL, P.IDLE)) {
+            // A spare is not stopped with the world: it is given back.
+            mp.sched.lock.lock();
+            try {
+                mp.sched.scheduler.retireSpareLocked(pp);
+            } finally {
+                mp.sched.lock.unlock();
+            }
+        } else if (mp.sched.gcwaiting && !pp.spare && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
             // A stop-the-world is waiting for this P: give it up now.
             mp.sched.lock.lock();
             try {
@@ -1151,6 +1615,20 @@ final class Scheduler {
                     sched.stopwait--;
                 }
             }
+            // Spare Ps are not stopped but given back: idle ones now, held ones by their M at
+            // its next scheduling round, which the stop waits for.
+            for (P sp : sched.spares) {
+                sp.retiring = true;
+                if (sp.idle) {
+                    unlinkIdle(sp);
+                    retireSpareLocked(sp);
+                } else if (sp.status() == P.SYSCALL && sp.casStatus(P.SYSCALL, P.IDLE)) {
+                    retireSpareLocked(sp);
+                } else {
+                    sp.spareInStopwait = true;
+                    sched.stopwait++;
+                }
+            }
             for (P pp; (pp = pidleget()) != null; ) {
                 pp.setStatus(P.GCSTOP);
                 sched.stopwait--;
@@ -1186,6 +1664,10 @@ final class Scheduler {
         for (P pp : runnablePs) {
             startm(pp, false);
         }
+        long when = sched.allp[0].timers.wakeTime();
+        if (when != 0) {
+            wakeNetPoller(when); // destroyed Ps' timers moved to P0
+        }
         wakep();
     }
 
@@ -1193,13 +1675,10 @@ final class Scheduler {
     void preemptall() {
         P[] allp = sched.allp;
         for (int i = 0; i < sched.gomaxprocs && i < allp.length; i++) {
-            M mp = allp[i].m;
-            if (mp != null) {
-                G gp = mp.curg;
-                if (gp != null) {
-                    gp.preempt = true;
-                }
-            }
+            Sysmon.preemptone(allp[i]);
+        }
+        for (P sp : sched.spares) {
+            Sysmon.preemptone(sp);
         }
     }
 
@@ -1214,7 +1693,7 @@ final class Scheduler {
         if (nprocs > allp.length) {
             P[] grown = Arrays.copyOf(allp, nprocs);
             for (int i = allp.length; i < nprocs; i++) {
-                grown[i] = new P(i, sched.config.runqSize(), sched.config.seed() * 31 + i + 1);
+                grown[i] = new P(sched, i, sched.config.runqSize(), sched.config.seed() * 31 + i + 1, false);
             }
             allp = grown;
             sched.allp = grown;
@@ -1240,6 +1719,8 @@ final class Scheduler {
                 sched.gFreeCount++;
             }
             pp.gFreeCount = 0;
+            // Its timers go to P0, which always survives (Go moves them to the caller's P).
+            pp.timers.moveAllTo(allp[0].timers);
             pp.setStatus(P.DEAD); // its counters stay: stats() sums over every P ever created
         }
         sched.gomaxprocs = nprocs;

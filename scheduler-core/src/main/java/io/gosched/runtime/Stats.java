@@ -19,7 +19,7 @@ final class Stats {
      * has its spawn seen too and the result never undercounts a goroutine that is alive.
      */
     static long liveGoroutines(Sched sched) {
-        P[] allp = sched.allp;
+        P[] allp = everyP(sched);
         long exited = 0;
         for (P pp : allp) {
             exited += pp.counter(P.C_EXITED);
@@ -37,17 +37,30 @@ final class Stats {
         return Math.max(0, spawned - exited);
     }
 
+    /** allp followed by every spare P ever created: counters are summed over all of them. */
+    private static P[] everyP(Sched sched) {
+        P[] allp = sched.allp;
+        P[] spares = sched.allspares;
+        if (spares.length == 0) {
+            return allp;
+        }
+        P[] all = java.util.Arrays.copyOf(allp, allp.length + spares.length);
+        System.arraycopy(spares, 0, all, allp.length, spares.length);
+        return all;
+    }
+
     static SchedStats snapshot(Sched sched) {
         long goroutines = liveGoroutines(sched);
         P[] allp = sched.allp;
         int procs = Math.min(sched.gomaxprocs, allp.length);
         long spawned = sched.spawnedOutside.get();
-        long schedules = 0, steals = 0, stolen = 0, preemptions = 0, timers = 0, netpoll = 0;
+        long schedules = 0, steals = 0, stolen = 0, preemptions = 0, timers = 0;
+        long netpoll = sched.netpollReadyNoP.get();
         int nb = Scheduler.LATENCY_BOUNDS_NANOS.length + 1;
         long[] counts = new long[nb];
         long latCount = 0;
         long latSum = 0;
-        for (P pp : allp) {
+        for (P pp : everyP(sched)) {
             spawned += pp.counter(P.C_SPAWNED);
             schedules += pp.counter(P.C_SCHEDULES);
             steals += pp.counter(P.C_STEALS);
@@ -84,7 +97,7 @@ final class Stats {
             G next = pp.runq.peekNext();
             detail.add(new ProcStats(pp.id, P.statusName(pp.status()), pp.schedtick(), pp.syscalltick(),
                     local[i], next != null ? next.goid : -1, cur != null ? cur.goid : -1,
-                    mp != null ? mp.mid : -1, 0));
+                    mp != null ? mp.mid : -1, pp.timers.size()));
         }
         int global = sched.runq.size();
         int syscalls = sched.nmsyscall.get();
@@ -100,7 +113,8 @@ final class Stats {
         }
         long syscallHandoffs = sched.syscallHandoffs.get();
         long preemptHandoffs = sched.preemptHandoffs.get();
-        return new SchedStats(procs, sched.npidle.get(), threads, sched.nmspinning.get(), idleThreads,
+        // Idle spare Ps (see Sysmon) are not counted: idleProcs stays a share of GOMAXPROCS.
+        return new SchedStats(procs, Math.min(sched.npidle.get(), procs), threads, sched.nmspinning.get(), idleThreads,
                 syscalls, global, local, goroutines, spawned, schedules, steals, stolen, preemptions,
                 syscallHandoffs + preemptHandoffs, timers, netpoll, preemptHandoffs, syscallHandoffs,
                 runnable, waiting, syscalls, new LatencyHistogram(bounds, counts, latCount, latSum / 1e9),

@@ -4,19 +4,39 @@ import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Sleeping. This first version runs a goroutine's sleep as a syscall: the P is let go while
- * the M sleeps, so other goroutines keep running, at the cost of a parked M per sleeper.
- * Per-P timer heaps that park only the G replace it.
+ * Sleeping and the scheduler's timer hooks.
  *
- * Go: runtime/time.go timeSleep
+ * <p>{@code Go.sleep} parks only the goroutine: its timer goes into the heap of the P it ran on,
+ * armed in the park commit, after the goroutine is already WAITING, so a very short sleep
+ * cannot fire before the park completes (Go's resetForSleep). When it fires, {@link
+ * Scheduler#goready} puts the sleeper into runnext of whichever P ran the timer. A sleep is
+ * never early: the timer fires only once nanotime() has reached the deadline.
+ *
+ * Go: runtime/time.go timeSleep, goroutineReady
  */
 final class Timers {
 
     private Timers() {
     }
 
+    /** The timer function of a sleeping goroutine. Go: goroutineReady */
+    private static final RuntimeTimer.Func GOROUTINE_READY = (arg, when, delay) -> Scheduler.goready((G) arg);
+
+    /** The park commit of a sleep: arm the G's timer now that it is parked. Go: resetForSleep */
+    private static final ParkCommit RESET_FOR_SLEEP = (gp, arg) -> {
+        gp.sleepTimer.reset(gp.sleepWhen, 0);
+        return true;
+    };
+
+    /**
+     * time.Sleep. In a goroutine: parks on the current P's timer heap (inside Go.procPin it
+     * fails as every park does: a pinned goroutine cannot block). On a platform thread: parks
+     * the thread (never early either).
+     * Can be executed by any thread.
+     * Go: runtime/time.go timeSleep
+     */
     static void sleep(Duration d) {
-        long nanos = d.toNanos();
+        long nanos = saturatedNanos(d);
         if (nanos <= 0) {
             Scheduler.checkpoint();
             return;
@@ -26,19 +46,39 @@ final class Timers {
             parkFor(nanos);
             return;
         }
-        Scheduler.checkpoint();
-        Scheduler.entersyscall(gp);
+        if (gp.sleepTimer == null) {
+            gp.sleepTimer = new RuntimeTimer(GOROUTINE_READY, gp);
+        }
+        gp.sleepWhen = RuntimeTimer.whenAfter(nanos);
+        Scheduler.gopark(RESET_FOR_SLEEP, null, WaitReason.SLEEP);
+    }
+
+    static long saturatedNanos(Duration d) {
         try {
-            parkFor(nanos);
-        } finally {
-            Scheduler.exitsyscall(gp);
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return d.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
     }
 
     private static void parkFor(long nanos) {
-        long deadline = System.nanoTime() + nanos;
+        long deadline = RuntimeTimer.whenAfter(nanos);
         for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
             LockSupport.parkNanos(left);
         }
+    }
+
+    /**
+     * Runs pp's expired timers and counts them on pp. Returns the next when of pp's heap after
+     * running them (0 = none).
+     * Executed only by the M holding pp.
+     * Go: runtime/proc.go checkTimers
+     */
+    static long checkTimers(P pp, long now) {
+        int ran = pp.timers.check(now);
+        if (ran > 0) {
+            pp.count(P.C_TIMERS_FIRED, ran);
+        }
+        return pp.timers.wakeTime();
     }
 }

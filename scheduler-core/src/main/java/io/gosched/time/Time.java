@@ -1,0 +1,40 @@
+package io.gosched.time;
+
+import io.gosched.runtime.Chan;
+import io.gosched.runtime.Go;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Go's {@code time} package functions.
+ *
+ * Go: time/sleep.go, time/tick.go
+ */
+public final class Time {
+
+    private Time() {
+    }
+
+    /** A channel that receives the time once after d. Go: time.After */
+    public static Chan<Instant> after(Duration d) {
+        return Timer.newTimer(d).c();
+    }
+
+    /**
+     * Runs f in its own goroutine after d; the returned timer's {@link Timer#stop()} cancels it.
+     * Go: time.AfterFunc
+     */
+    public static Timer afterFunc(Duration d, Runnable f) {
+        return Timer.afterFunc(d, f);
+    }
+
+    /** Pauses the current goroutine (or thread) for at least d. Go: time.Sleep */
+    public static void sleep(Duration d) {
+        Go.sleep(d);
+    }
+
+    /** A channel of ticks every d that can never be stopped. Go: time.Tick */
+    public static Chan<Instant> tick(Duration d) {
+        return Ticker.newTicker(d).c();
+    }
+}

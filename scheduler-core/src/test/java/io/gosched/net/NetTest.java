@@ -1,0 +1,263 @@
+package io.gosched.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedulerConfig;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Goroutine-blocking sockets on the netpoller, loopback only. */
+@Timeout(120)
+class NetTest {
+
+    static final int STRESS = Integer.getInteger("gosched.stress", 1);
+    static final InetSocketAddress LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+
+    static GoRuntime runtime(int procs) {
+        return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
+    }
+
+    /**
+     * An echo server in goroutines with 1,000 concurrent client connections, each exchanging
+     * many messages: every byte comes back, and the whole thing runs on a handful of threads
+     * (2,000 goroutines blocked in reads at a time, no M blocked in any of them).
+     */
+    @Test
+    void echoServerWithAThousandConnections() throws Exception {
+        int conns = 1_000;
+        int messages = 20 * STRESS;
+        int size = 64;
+        try (GoRuntime rt = runtime(2)) {
+            Listener ln = Listener.listen(rt, LOOPBACK);
+            InetSocketAddress addr = ln.address();
+            rt.go(() -> {
+                for (;;) {
+                    Conn c;
+                    try {
+                        c = ln.accept();
+                    } catch (IOException closed) {
+                        return;
+                    }
+                    Go.go(() -> echo(c));
+                }
+            });
+            AtomicLong echoed = new AtomicLong();
+            AtomicInteger failures = new AtomicInteger();
+            AtomicReference<Throwable> firstFailure = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(conns);
+            AtomicInteger maxThreads = new AtomicInteger();
+            for (int i = 0; i < conns; i++) {
+                int id = i;
+                rt.go(() -> {
+                    try (Conn c = Conn.dial(addr)) {
+                        ByteBuffer out = ByteBuffer.allocate(size);
+                        ByteBuffer in = ByteBuffer.allocate(size);
+                        for (int m = 0; m < messages; m++) {
+                            out.clear();
+                            for (int k = 0; k < size; k++) {
+                                out.put((byte) (id + m + k));
+                            }
+                            out.flip();
+                            c.write(out);
+                            in.clear();
+                            if (!c.readFully(in)) {
+                                throw new IOException("early end of stream");
+                            }
+                            for (int k = 0; k < size; k++) {
+                                if (in.get(k) != (byte) (id + m + k)) {
+                                    throw new IOException("corrupt echo");
+                                }
+                            }
+                            echoed.addAndGet(size);
+                        }
+                    } catch (Throwable t) {
+                        failures.incrementAndGet();
+                        firstFailure.compareAndSet(null, t);
+                    } finally {
+                        done.countDown();
+                    }
+                });
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (!done.await(10, TimeUnit.MILLISECONDS) && System.nanoTime() < deadline) {
+                maxThreads.accumulateAndGet(rt.stats().threads(), Math::max);
+            }
+            ln.close();
+            assertEquals(0, done.getCount(), "clients not finished");
+            assertEquals(0, failures.get(), () -> "failed clients, first: " + firstFailure.get());
+            assertEquals((long) conns * messages * size, echoed.get());
+            assertThat(rt.stats().netpollReady()).isPositive();
+            // 2,000 goroutines block in reads at a time: on threads, that would be 2,000 Ms.
+            assertThat(maxThreads.get()).as("Ms while 2,000 goroutines wait on sockets").isLessThanOrEqualTo(10);
+        }
+    }
+
+    private static void echo(Conn c) {
+        try (c) {
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            for (;;) {
+                b.clear();
+                if (c.read(b) < 0) {
+                    return;
+                }
+                b.flip();
+                c.write(b);
+            }
+        } catch (IOException e) {
+            // client went away
+        }
+    }
+
+    @Test
+    void readDeadlineFiresAndCanBeMoved() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            rt.run(() -> {
+                try (Listener ln = Listener.listen(LOOPBACK); Conn c = Conn.dial(ln.address()); Conn s = ln.accept()) {
+                    long t0 = System.nanoTime();
+                    c.setReadDeadline(Instant.now().plusMillis(50));
+                    assertThrows(SocketTimeoutException.class, () -> c.read(ByteBuffer.allocate(1)));
+                    assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(40));
+                    // Still expired until moved.
+                    assertThrows(SocketTimeoutException.class, () -> c.read(ByteBuffer.allocate(1)));
+                    c.setReadDeadline(null);
+                    s.write(new byte[] {42});
+                    ByteBuffer b = ByteBuffer.allocate(1);
+                    assertEquals(1, c.read(b));
+                    assertEquals(42, b.get(0));
+                    // A deadline in the past fails at once; one far away does not fire.
+                    c.setReadDeadline(Instant.now().minusSeconds(1));
+                    assertThrows(SocketTimeoutException.class, () -> c.read(ByteBuffer.allocate(1)));
+                    c.setReadDeadline(Instant.now().plusSeconds(3600));
+                    s.write(new byte[] {43});
+                    b.clear();
+                    assertEquals(1, c.read(b));
+                }
+                return null;
+            });
+        }
+    }
+
+    @Test
+    void manyDeadlinesFireWhileOthersKeepWorking() throws Exception {
+        int n = 200;
+        try (GoRuntime rt = runtime(2)) {
+            Listener ln = Listener.listen(rt, LOOPBACK);
+            AtomicInteger timeouts = new AtomicInteger();
+            CountDownLatch done = new CountDownLatch(n);
+            rt.go(() -> {
+                for (int i = 0; i < n; i++) {
+                    try {
+                        Conn s = ln.accept();
+                        Go.go(() -> echo(s));
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+            for (int i = 0; i < n; i++) {
+                rt.go(() -> {
+                    try (Conn c = Conn.dial(ln.address())) {
+                        c.setReadDeadline(Instant.now().plusMillis(20));
+                        c.read(ByteBuffer.allocate(1)); // nobody writes: must time out
+                    } catch (SocketTimeoutException e) {
+                        timeouts.incrementAndGet();
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    } finally {
+                        done.countDown();
+                    }
+                });
+            }
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            ln.close();
+            assertEquals(n, timeouts.get());
+        }
+    }
+
+    @Test
+    void closeWakesABlockedReaderAndABlockedAccept() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            Listener ln = Listener.listen(rt, LOOPBACK);
+            AtomicReference<Throwable> readerSaw = new AtomicReference<>();
+            AtomicReference<Throwable> acceptSaw = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(2);
+            CountDownLatch connected = new CountDownLatch(1);
+            AtomicReference<Conn> client = new AtomicReference<>();
+            rt.go(() -> {
+                try {
+                    Conn s = ln.accept();
+                    Conn c;
+                    while ((c = client.get()) == null) {
+                        Go.sleep(Duration.ofMillis(1)); // dial returns on the test thread
+                    }
+                    connected.countDown();
+                    try {
+                        c.read(ByteBuffer.allocate(1));
+                    } catch (Throwable t) {
+                        readerSaw.set(t);
+                    }
+                    s.close();
+                } catch (Throwable t) {
+                    readerSaw.set(t);
+                } finally {
+                    done.countDown();
+                }
+            });
+            client.set(Conn.dial(rt, ln.address()));
+            assertTrue(connected.await(10, TimeUnit.SECONDS));
+            Thread.sleep(50); // the reader parks
+            client.get().close();
+            rt.go(() -> {
+                try {
+                    ln.accept();
+                } catch (Throwable t) {
+                    acceptSaw.set(t);
+                } finally {
+                    done.countDown();
+                }
+            });
+            Thread.sleep(50); // the acceptor parks
+            ln.close();
+            assertTrue(done.await(10, TimeUnit.SECONDS), "close did not wake the waiters");
+            assertThat(readerSaw.get()).isInstanceOf(ClosedChannelException.class);
+            assertThat(acceptSaw.get()).isInstanceOf(ClosedChannelException.class);
+        }
+    }
+
+    @Test
+    void readersSeeEndOfStream() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            assertEquals(-1, (int) rt.run(() -> {
+                try (Listener ln = Listener.listen(LOOPBACK); Conn c = Conn.dial(ln.address()); Conn s = ln.accept()) {
+                    Go.go(() -> {
+                        Go.sleep(Duration.ofMillis(10));
+                        try {
+                            s.closeWrite();
+                        } catch (IOException e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+                    return c.read(ByteBuffer.allocate(8));
+                }
+            }));
+        }
+    }
+}

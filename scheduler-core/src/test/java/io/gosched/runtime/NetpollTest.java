@@ -1,0 +1,109 @@
+package io.gosched.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The netpoller's own protocol: break, readiness delivery, waiters. */
+@Timeout(60)
+class NetpollTest {
+
+    /** Go: TestNetpollBreak — a poller blocked for 10 s returns soon after netpollBreak. */
+    @Test
+    void netpollBreak() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).sysmon(false).build())) {
+            Sched s = rt.sched();
+            Netpoll np = s.netpoll;
+            CountDownLatch returned = new CountDownLatch(1);
+            AtomicReference<Long> took = new AtomicReference<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!np.polling.compareAndSet(false, true)) {
+                assertThat(System.nanoTime()).isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+            Thread poller = Thread.ofPlatform().start(() -> {
+                long t0 = System.nanoTime();
+                s.lastpoll.set(0);
+                try {
+                    np.netpoll(TimeUnit.SECONDS.toNanos(10));
+                } finally {
+                    s.lastpoll.set(System.nanoTime() | 1);
+                    np.polling.set(false);
+                }
+                took.set(System.nanoTime() - t0);
+                returned.countDown();
+            });
+            long start = System.nanoTime();
+            while (returned.getCount() > 0 && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5)) {
+                np.netpollBreak();
+                np.netpollBreak();
+                Thread.sleep(0, 100_000);
+            }
+            assertTrue(returned.await(5, TimeUnit.SECONDS), "netpoll did not return after netpollBreak");
+            poller.join();
+            assertThat(took.get()).isLessThan(TimeUnit.SECONDS.toNanos(5));
+        }
+    }
+
+    /** A goroutine parked on a pipe wakes when another writes, and is counted as netpoll-ready. */
+    @Test
+    void readinessWakesAParkedGoroutineAndIsCounted() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            Pipe pipe = Pipe.open();
+            pipe.source().configureBlocking(false);
+            CountDownLatch got = new CountDownLatch(1);
+            rt.go(() -> {
+                try (PollDesc pd = PollDesc.open(pipe.source())) {
+                    ByteBuffer b = ByteBuffer.allocate(1);
+                    while (pipe.source().read(b) == 0) {
+                        pd.waitRead();
+                    }
+                    got.countDown();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            Thread.sleep(50); // the reader parks (its M does not block: it runs the scheduler)
+            assertThat(rt.stats().waitingGoroutines()).isEqualTo(1);
+            pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
+            assertTrue(got.await(10, TimeUnit.SECONDS));
+            assertThat(rt.stats().netpollReady()).isPositive();
+            pipe.sink().close();
+            pipe.source().close();
+        }
+    }
+
+    /** Platform threads may wait on a descriptor too: the runtime's poller unparks them. */
+    @Test
+    void platformThreadWaitsOnADescriptor() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            Pipe pipe = Pipe.open();
+            pipe.source().configureBlocking(false);
+            PollDesc pd = PollDesc.open(rt, pipe.source());
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(30);
+                    pipe.sink().write(ByteBuffer.wrap(new byte[] {7}));
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            ByteBuffer b = ByteBuffer.allocate(1);
+            while (pipe.source().read(b) == 0) {
+                pd.waitRead();
+            }
+            assertThat(b.get(0)).isEqualTo((byte) 7);
+            writer.join();
+            pd.close();
+            pipe.sink().close();
+            pipe.source().close();
+        }
+    }
+}

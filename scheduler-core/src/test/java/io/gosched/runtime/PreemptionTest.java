@@ -1,0 +1,275 @@
+package io.gosched.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** sysmon: preemption at safe points, spare Ps for hogs, syscall retake. Ports of proc_test.go. */
+@Timeout(120)
+class PreemptionTest {
+
+    static GoRuntime runtime(int procs) {
+        return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
+    }
+
+    /** One P: a loop with Go.checkpoint() is preempted, so a sleeper on the same P wakes. */
+    @Test
+    void checkpointLoopIsPreemptedAndSleeperWakes() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger wakes = new AtomicInteger();
+            rt.run(() -> {
+                Go.go(() -> {
+                    while (!stop.get()) {
+                        Go.checkpoint();
+                    }
+                });
+                for (int i = 0; i < 10; i++) {
+                    long t0 = System.nanoTime();
+                    Go.sleep(Duration.ofMillis(5));
+                    assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(5_000_000);
+                    wakes.incrementAndGet();
+                }
+                stop.set(true);
+                return null;
+            });
+            assertThat(wakes.get()).isEqualTo(10);
+            SchedStats s = rt.stats();
+            assertThat(s.preemptions()).as("the looping goroutine yielded at its checkpoints").isPositive();
+        }
+    }
+
+    /**
+     * One P: a loop with no safe point at all must not starve a 1 ms sleeper loop (a ticker):
+     * sysmon lends a spare P, counted in preemptHandoffs.
+     */
+    @Test
+    void loopWithoutSafePointDoesNotStarveATicker() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger ticks = new AtomicInteger();
+            AtomicInteger ticksWhileHogging = new AtomicInteger();
+            AtomicBoolean hogRunning = new AtomicBoolean();
+            CountDownLatch done = new CountDownLatch(2);
+            rt.go(() -> {
+                while (!stop.get()) {
+                    Go.sleep(Duration.ofMillis(1));
+                    ticks.incrementAndGet();
+                    if (hogRunning.get()) {
+                        ticksWhileHogging.incrementAndGet();
+                    }
+                }
+                done.countDown();
+            });
+            rt.go(() -> {
+                hogRunning.set(true);
+                long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000);
+                while (System.nanoTime() < end) {
+                    Thread.onSpinWait(); // no safe point
+                }
+                hogRunning.set(false);
+                done.countDown();
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (ticksWhileHogging.get() < 100 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            stop.set(true);
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            assertThat(ticksWhileHogging.get()).as("ticks while the hog ran").isGreaterThanOrEqualTo(100);
+            assertThat(rt.stats().preemptHandoffs()).isGreaterThanOrEqualTo(1);
+            assertThat(rt.stats().handoffs()).isGreaterThanOrEqualTo(rt.stats().preemptHandoffs());
+            // The spare goes back once the hog is gone.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (rt.sched().spares.length > 0 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertThat(rt.sched().spares).isEmpty();
+        }
+    }
+
+    /**
+     * A well-behaved loop (checkpoints) never gets a spare P, nor does a runnext ping-pong pair
+     * that shares one slice for the whole test: hand-off is for hogs only.
+     */
+    @Test
+    void checkpointingLoopsGetNoSpare() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            CountDownLatch done = new CountDownLatch(2);
+            for (int i = 0; i < 2; i++) {
+                rt.go(() -> {
+                    while (!stop.get()) {
+                        Go.checkpoint();
+                    }
+                    done.countDown();
+                });
+            }
+            AtomicLong turns = new AtomicLong();
+            CountDownLatch pairDone = new CountDownLatch(2);
+            startPair(rt, 10, turns, stop, pairDone);
+            Thread.sleep(300);
+            stop.set(true);
+            assertTrue(done.await(10, TimeUnit.SECONDS));
+            assertTrue(pairDone.await(10, TimeUnit.SECONDS));
+            assertThat(turns.get()).isPositive();
+            assertThat(rt.stats().preemptions()).isPositive();
+            assertThat(rt.stats().preemptHandoffs()).isZero();
+        }
+    }
+
+    /** Go's syscall retake: a goroutine blocked 500 ms in Go.syscall leaves its only P to others. */
+    @Test
+    void syscallSleepingLeavesThePToOthers() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicLong progress = new AtomicLong();
+            AtomicLong progressDuringSyscall = new AtomicLong();
+            AtomicBoolean inSyscall = new AtomicBoolean();
+            AtomicBoolean stop = new AtomicBoolean();
+            CountDownLatch done = new CountDownLatch(2);
+            rt.go(() -> {
+                while (!stop.get()) {
+                    progress.incrementAndGet();
+                    if (inSyscall.get()) {
+                        progressDuringSyscall.incrementAndGet();
+                    }
+                    Go.sleep(Duration.ofMillis(1));
+                }
+                done.countDown();
+            });
+            rt.go(() -> {
+                try {
+                    Go.syscall(() -> {
+                        inSyscall.set(true);
+                        Thread.sleep(500);
+                        inSyscall.set(false);
+                        return null;
+                    });
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+                stop.set(true);
+                done.countDown();
+            });
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            assertThat(progressDuringSyscall.get()).as("iterations while the other G slept in a syscall").isGreaterThanOrEqualTo(20);
+            assertThat(rt.stats().syscallHandoffs()).isPositive();
+        }
+    }
+
+    /**
+     * Go: TestPingPongHog. One P; a "hog" pair ping-pongs doing 1e6 units of work per turn, a
+     * "light" pair 1e3, each counting its units of work. Each pair shares one time slice through
+     * runnext, so sysmon preempts a pair as a whole and both get about the same CPU: the work
+     * counts must be within a factor of 20 (without slice sharing the gap is ~1000x).
+     */
+    @Test
+    void pingPongHog() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong hogCount = new AtomicLong();
+            AtomicLong lightCount = new AtomicLong();
+            CountDownLatch done = new CountDownLatch(4);
+            startPair(rt, 1_000_000, hogCount, stop, done);
+            startPair(rt, 1_000, lightCount, stop, done);
+            Thread.sleep(300);
+            stop.set(true);
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            long hog = hogCount.get();
+            long light = lightCount.get();
+            assertThat(hog).isPositive();
+            assertThat(light).isPositive();
+            double ratio = (double) Math.max(hog, light) / Math.min(hog, light);
+            // Go: counts within a factor of 20 (the light pair does 1000x less per turn).
+            assertThat(ratio).as("hog=%d light=%d", hog, light).isLessThan(20.0);
+        }
+    }
+
+    static volatile long sink;
+
+    private static void startPair(GoRuntime rt, int work, AtomicLong counter, AtomicBoolean stop, CountDownLatch done) {
+        Baton a = new Baton();
+        Baton b = new Baton();
+        Runnable side1 = () -> {
+            while (!stop.get()) {
+                a.await();
+                long x = 0;
+                for (int i = 0; i < work; i++) {
+                    x += i ^ (x >>> 3);
+                }
+                sink = x;
+                counter.addAndGet(work);
+                b.signal();
+            }
+            b.signal();
+            done.countDown();
+        };
+        Runnable side2 = () -> {
+            while (!stop.get()) {
+                b.await();
+                long x = 0;
+                for (int i = 0; i < work; i++) {
+                    x += i ^ (x >>> 3);
+                }
+                sink = x;
+                counter.addAndGet(work);
+                a.signal();
+            }
+            a.signal();
+            done.countDown();
+        };
+        rt.go(side1);
+        rt.go(side2);
+        rt.go(a::signal);
+    }
+
+    /**
+     * A one-slot hand-off between goroutines, like an unbuffered channel of struct{}: await parks
+     * until signal. Receiving is a safe point, as a channel operation is.
+     */
+    static final class Baton {
+        private G waiter;
+        private boolean pending;
+
+        void signal() {
+            G g;
+            synchronized (this) {
+                g = waiter;
+                waiter = null;
+                if (g == null) {
+                    pending = true;
+                    return;
+                }
+            }
+            Scheduler.goready(g);
+        }
+
+        void await() {
+            Scheduler.checkpoint();
+            synchronized (this) {
+                if (pending) {
+                    pending = false;
+                    return;
+                }
+            }
+            Scheduler.gopark((gp, arg) -> {
+                synchronized (this) {
+                    if (pending) {
+                        pending = false;
+                        return false;
+                    }
+                    waiter = gp;
+                    return true;
+                }
+            }, null, WaitReason.CHAN_RECEIVE);
+        }
+    }
+}
