@@ -12,6 +12,7 @@ import io.gosched.runtime.Select;
 import io.gosched.runtime.SelectCase;
 import io.gosched.runtime.SchedulerConfig;
 import io.gosched.sync.WaitGroup;
+import io.gosched.time.Ticker;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The workloads on gosched, written as a Go programmer would write them and through the public
  * API only: {@link GoRuntime#run} for main, {@link Go#go}, {@link Chan}, {@link Select},
- * {@link WaitGroup}, {@link Go#yield} and {@link Go#sleep}. Mirrors
+ * {@link WaitGroup}, {@link Go#yield}, {@link Go#sleep} and {@link Ticker}. Mirrors
  * {@code bench/go/main.go} line for line.
  */
 public final class GoschedPeer implements Peer {
@@ -188,8 +189,9 @@ public final class GoschedPeer implements Peer {
             WaitGroup hogs = new WaitGroup();
             long[] gaps = new long[(int) (millis * 2 + 16)];
             int gapCount = 0;
-            // The ticker is "created" before the hogs start: starvation before its first tick counts.
-            long prev = System.nanoTime(), next = prev + Workload.HOG_TICK_NANOS;
+            // The ticker is created before the hogs start: starvation before its first tick counts.
+            Ticker ticker = Ticker.newTicker(Duration.ofNanos(Workload.HOG_TICK_NANOS));
+            long prev = System.nanoTime();
             hogs.add(2);
             for (int h = 0; h < 2; h++) {
                 int hog = h;
@@ -199,16 +201,14 @@ public final class GoschedPeer implements Peer {
                 });
             }
             Measures.hogStopper(millis, () -> st.stop = true);
-            // The main goroutine is the ticker: fixed rate like Go's time.Ticker, sleeping to the
-            // next period (io.gosched.time.Ticker replaces this loop once the time package lands).
             while (true) {
-                long now;
-                while ((now = System.nanoTime()) < next) Go.sleep(Duration.ofNanos(next - now));
+                ticker.c().recv();
+                long now = System.nanoTime();
                 if (gapCount < gaps.length) gaps[gapCount++] = now - prev;
                 prev = now;
                 if (st.stop) break;
-                do next += Workload.HOG_TICK_NANOS; while (next <= now);   // drop missed ticks, keep the phase
             }
+            ticker.stop();
             hogs.await();
             return Measures.hog(millis, gaps, gapCount, st.iterations[0], st.iterations[1]);
         });
