@@ -1,0 +1,3 @@
+module gosched.io/bench
+
+go 1.19

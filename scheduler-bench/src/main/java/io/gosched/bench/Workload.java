@@ -1,0 +1,119 @@
+package io.gosched.bench;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The workloads every peer runs, with their sizes and the result each must produce.
+ *
+ * <p>A workload is defined once here and implemented once per peer (gosched, virtual threads,
+ * Kotlin coroutines, and Go in {@code bench/go/main.go}); each implementation returns a
+ * {@code check} value that the driver compares with {@link #expected(long, long)}, so a run that
+ * loses or duplicates work fails instead of looking fast. {@code n} and {@code m} are the two size
+ * parameters; their meaning is per workload (see each constant).
+ */
+public enum Workload {
+    /** n goroutines, each an atomic increment, then wait for all. Metric: ns per goroutine. check = n. */
+    SPAWN("spawn", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
+    /** n round trips over two unbuffered channels. Metric: ns per round trip. check = n(n+1)/2. */
+    PINGPONG("pingpong", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
+    /** 4 producers x 4 consumers over a 128-slot channel, n messages. Metric: ns per message. */
+    PRODCONS("prodcons", 4_000_000, 128, 400_000, 128, 2, List.of("ns_op")),
+    /** As prodcons over an unbuffered channel, n messages. Metric: ns per message. */
+    PRODCONS0("prodcons0", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
+    /** A daisy chain of n goroutines, m traversals. Metric: microseconds per traversal. check = n*m. */
+    CHAIN("chain", 10_000, 100, 10_000, 10, 2, List.of("us_op")),
+    /** fib(n), one goroutine spawned per call above n=2, joined through a 1-slot channel. Metric: ms. */
+    FORKJOIN("forkjoin", 25, 0, 25, 0, 2, List.of("ms")),
+    /** n goroutines each sleeping m times for 1..50 ms. Metrics: total ms, mean lateness ms. check = n*m. */
+    TIMERS("timers", 100_000, 3, 10_000, 3, 2, List.of("total_ms", "late_ms")),
+    /** 2 tight loops without safe points next to a 1 ms ticker for n ms. Metrics: ticker lateness. check = 1. */
+    HOG("hog", 2_000, 0, 500, 0, 2, List.of("p50_ms", "p99_ms", "max_ms")),
+    /** A receive loop over a 4-case select, 4 senders, n messages. Metric: ns per select. */
+    SELECT("select", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
+    /** Two goroutines yielding to each other n times on ONE P. Metric: ns per round trip. check = 2n. */
+    GOSCHED("gosched", 1_000_000, 0, 100_000, 0, 1, List.of("ns_op"));
+
+    /** Producers and consumers of the prodcons workloads; senders of select. */
+    public static final int PARALLEL_PARTIES = 4;
+    /** The hog workload's ticker period. */
+    public static final long HOG_TICK_NANOS = 1_000_000;
+    /** The timers workload sleeps 1..TIMERS_MAX_MS ms. */
+    public static final int TIMERS_MAX_MS = 50;
+
+    private final String id;
+    private final long n, m, quickN, quickM;
+    private final int procs;
+    private final List<String> metrics;
+
+    Workload(String id, long n, long m, long quickN, long quickM, int procs, List<String> metrics) {
+        this.id = id;
+        this.n = n;
+        this.m = m;
+        this.quickN = quickN;
+        this.quickM = quickM;
+        this.procs = procs;
+        this.metrics = metrics;
+    }
+
+    public String id() { return id; }
+
+    public long n(boolean quick) { return quick ? quickN : n; }
+
+    public long m(boolean quick) { return quick ? quickM : m; }
+
+    /** GOMAXPROCS (and the matching parallelism of every peer) this workload runs under. */
+    public int procs() { return procs; }
+
+    /** The metrics shown in the comparison table, lower is better for all of them. */
+    public List<String> metrics() { return metrics; }
+
+    public static Workload of(String id) {
+        for (Workload w : values()) {
+            if (w.id.equals(id.toLowerCase(Locale.ROOT))) return w;
+        }
+        throw new IllegalArgumentException("unknown workload " + id);
+    }
+
+    /** The check value a correct run of this workload at size (n, m) reports. */
+    public long expected(long n, long m) {
+        return switch (this) {
+            case SPAWN -> n;
+            case PINGPONG -> n * (n + 1) / 2;
+            case PRODCONS, PRODCONS0, SELECT -> {
+                long total = messages(n);
+                yield total * (total - 1) / 2;
+            }
+            case CHAIN -> n * m;
+            case FORKJOIN -> fib(n);
+            case TIMERS -> n * m;
+            case HOG -> 1;
+            case GOSCHED -> 2 * n;
+        };
+    }
+
+    /** Messages actually sent by the 4-party workloads: n rounded down to a multiple of 4. */
+    public static long messages(long n) {
+        return n / PARALLEL_PARTIES * PARALLEL_PARTIES;
+    }
+
+    static long fib(long n) {
+        long a = 1, b = 1;
+        for (long i = 3; i <= n; i++) {
+            long c = a + b;
+            a = b;
+            b = c;
+        }
+        return b;
+    }
+
+    /**
+     * How long sleep j of goroutine i lasts in the timers workload: 1..50 ms, spread by a
+     * golden-ratio multiplicative hash so that every peer (Go included) sleeps the same durations.
+     */
+    public static long sleepMillis(long i, long j) {
+        long h = (i * 3 + j + 1) * 0x9E3779B97F4A7C15L;
+        h ^= h >>> 32;
+        return 1 + Long.remainderUnsigned(h, TIMERS_MAX_MS);
+    }
+}

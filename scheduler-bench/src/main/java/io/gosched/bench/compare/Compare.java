@@ -1,0 +1,441 @@
+package io.gosched.bench.compare;
+
+import io.gosched.bench.Result;
+import io.gosched.bench.Workload;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The peer comparison driver behind {@code bench/compare.sh}: runs every workload on every peer
+ * (gosched, JDK virtual threads, Kotlin coroutines, Go) in one invocation and writes one Markdown
+ * table.
+ *
+ * <p>Each peer is a long-lived process ({@link io.gosched.bench.peer.PeerMain}, or the Go binary)
+ * started once per parallelism and driven over a line protocol, so rounds can be interleaved:
+ * round after round, every workload runs once on every peer, the peer order rotating each round.
+ * Slow drifts of the machine's load (others building on the same cores) then spread over all
+ * peers instead of landing on one. The first rounds are warm-up (JIT) and are not counted; the
+ * table shows the median of the measured rounds. Every run's check value is compared with the
+ * workload's expected one; a wrong check, an error or a timeout is reported as a failure, never as
+ * a number.
+ */
+public final class Compare {
+    private static final List<String> ALL_PEERS = List.of("gosched", "vt", "kotlin", "go");
+
+    private Compare() {}
+
+    /** Command-line options; see {@link #usage()}. */
+    static final class Options {
+        List<Workload> workloads = List.of(Workload.values());
+        List<String> peers = ALL_PEERS;
+        int warmup = 2, rounds = 5, procs = 2;
+        boolean quick;
+        Path out = Path.of("bench/results");
+        String jar = "scheduler-bench/target/benchmarks.jar";
+        String goBin = "bench/go/bench-go";
+        String heap = "3g";
+        long timeoutSeconds = 180;
+        Path jfrDir;
+        String label = "";
+        List<String> jvmOpts = new ArrayList<>();
+        boolean write = true;
+    }
+
+    static String usage() {
+        return """
+                usage: compare.sh [options]
+                  --workloads a,b,..   of: %s (default: all)
+                  --peers a,b,..       of: gosched,vt,kotlin,go (default: all)
+                  --rounds N           measured rounds, median shown (default 5)
+                  --warmup N           warm-up rounds, not counted (default 2)
+                  --quick              small sizes, 1 warm-up, 3 rounds (a smoke run; not for the README)
+                  --procs N            GOMAXPROCS / parallelism of every peer (default 2; gosched workload: 1)
+                  --heap SIZE          -Xmx of the JVM peers (default 3g)
+                  --timeout S          seconds one run may take before its peer is killed (default 180)
+                  --jfr DIR            record JFR (settings=profile) in every JVM peer, files in DIR
+                  --jvm-opt OPT        extra JVM option for the JVM peers (repeatable)
+                  --no-write           print the table only
+                """.formatted(String.join(",", Arrays.stream(Workload.values()).map(Workload::id).toList()));
+    }
+
+    static Options parse(String[] args) {
+        Options o = new Options();
+        boolean roundsSet = false, warmupSet = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--workloads" -> o.workloads = Arrays.stream(args[++i].split(",")).map(Workload::of).toList();
+                case "--peers" -> {
+                    o.peers = List.of(args[++i].split(","));
+                    for (String p : o.peers) {
+                        if (!ALL_PEERS.contains(p)) throw new IllegalArgumentException("unknown peer " + p);
+                    }
+                }
+                case "--rounds" -> { o.rounds = Integer.parseInt(args[++i]); roundsSet = true; }
+                case "--warmup" -> { o.warmup = Integer.parseInt(args[++i]); warmupSet = true; }
+                case "--quick" -> o.quick = true;
+                case "--procs" -> o.procs = Integer.parseInt(args[++i]);
+                case "--heap" -> o.heap = args[++i];
+                case "--timeout" -> o.timeoutSeconds = Long.parseLong(args[++i]);
+                case "--jfr" -> o.jfrDir = Path.of(args[++i]);
+                case "--jvm-opt" -> o.jvmOpts.add(args[++i]);
+                case "--out" -> o.out = Path.of(args[++i]);
+                case "--jar" -> o.jar = args[++i];
+                case "--go-bin" -> o.goBin = args[++i];
+                case "--label" -> o.label = args[++i];
+                case "--no-write" -> o.write = false;
+                case "-h", "--help" -> {
+                    System.out.print(usage());
+                    System.exit(0);
+                }
+                default -> throw new IllegalArgumentException("unknown option " + a + "\n" + usage());
+            }
+        }
+        if (o.quick) {
+            if (!roundsSet) o.rounds = 3;
+            if (!warmupSet) o.warmup = 1;
+        }
+        if (o.rounds < 1 || o.warmup < 0) throw new IllegalArgumentException("--rounds >= 1, --warmup >= 0");
+        return o;
+    }
+
+    /** One peer process at one parallelism, driven line by line. */
+    static final class PeerProcess implements AutoCloseable {
+        private static final String EOF = "\u0000EOF";
+        final String peer;
+        final int procs;
+        final Process process;
+        private final Writer stdin;
+        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        final String hello;
+
+        PeerProcess(String peer, int procs, Options o) throws IOException, InterruptedException {
+            this.peer = peer;
+            this.procs = procs;
+            List<String> cmd = new ArrayList<>();
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            if (peer.equals("go")) {
+                cmd.add(o.goBin);
+                pb.environment().put("GOMAXPROCS", Integer.toString(procs));
+            } else {
+                cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+                cmd.add("-Xmx" + o.heap);
+                cmd.add("--add-exports");
+                cmd.add("java.base/jdk.internal.vm=ALL-UNNAMED");
+                // Every JVM peer gets the same flags; each uses only its own.
+                cmd.add("-Djdk.virtualThreadScheduler.parallelism=" + procs);
+                cmd.add("-Dkotlinx.coroutines.scheduler.core.pool.size=" + procs);
+                if (o.jfrDir != null) {
+                    cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+                            + o.jfrDir.resolve(peer + "-p" + procs + ".jfr").toAbsolutePath());
+                }
+                cmd.addAll(o.jvmOpts);
+                cmd.add("-cp");
+                cmd.add(o.jar);
+                cmd.add("io.gosched.bench.peer.PeerMain");
+                cmd.add(peer);
+                cmd.add(Integer.toString(procs));
+            }
+            pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            process = pb.start();
+            stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            Thread.ofPlatform().daemon().name("read-" + peer + "-" + procs).start(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String l; (l = r.readLine()) != null; ) lines.add(l);
+                } catch (IOException ignored) {
+                    // The process died; EOF below tells the waiter.
+                }
+                lines.add(EOF);
+            });
+            String h = next(60);
+            if (h == null || !h.startsWith("HELLO ")) {
+                process.destroyForcibly();
+                throw new IOException(peer + " did not start: " + h);
+            }
+            hello = h.substring(6);
+        }
+
+        /**
+         * The next protocol line, or null after timeoutSeconds or at EOF. Other lines (the JVM's
+         * own start-up logging, e.g. JFR's) are passed through to stderr.
+         */
+        String next(long timeoutSeconds) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+            while (true) {
+                long left = deadline - System.nanoTime();
+                String l = lines.poll(Math.max(0, left), TimeUnit.NANOSECONDS);
+                if (l == null || l.equals(EOF)) return null;
+                if (l.startsWith("HELLO ") || l.startsWith("OK ") || l.startsWith("ERR ")) return l;
+                System.err.println(peer + ": " + l);
+            }
+        }
+
+        String call(String command, long timeoutSeconds) throws IOException, InterruptedException {
+            stdin.write(command + "\n");
+            stdin.flush();
+            return next(timeoutSeconds);
+        }
+
+        @Override
+        public void close() {
+            try {
+                stdin.write("QUIT\n");
+                stdin.flush();
+                if (!process.waitFor(30, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+            } catch (IOException | InterruptedException e) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    record Key(Workload workload, String peer) {}
+
+    /** All outcomes of one (workload, peer): results of measured rounds and failure messages. */
+    static final class Cell {
+        final List<Result> ok = new ArrayList<>();
+        final List<String> failures = new ArrayList<>();
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = parse(args);
+        if (o.jfrDir != null) Files.createDirectories(o.jfrDir);
+        Map<String, PeerProcess> procs = new HashMap<>();
+        Map<String, String> versions = new LinkedHashMap<>();
+        Map<Key, Cell> cells = new LinkedHashMap<>();
+        for (Workload w : o.workloads) for (String p : o.peers) cells.put(new Key(w, p), new Cell());
+        String loadStart = loadavg();
+        double loadMin = Double.MAX_VALUE, loadMax = 0;
+        long t0 = System.nanoTime();
+        int total = o.warmup + o.rounds;
+        try {
+            for (int r = 0; r < total; r++) {
+                boolean measured = r >= o.warmup;
+                double load = Double.parseDouble(loadavg().split(" ")[0]);
+                loadMin = Math.min(loadMin, load);
+                loadMax = Math.max(loadMax, load);
+                for (Workload w : o.workloads) {
+                    // hog and timers measure latency, not JIT-compiled code: one warm-up round is enough.
+                    boolean latency = w == Workload.HOG || w == Workload.TIMERS;
+                    if (!measured && latency && r < o.warmup - 1) continue;
+                    long n = w.n(o.quick), m = w.m(o.quick);
+                    int p = w == Workload.GOSCHED ? 1 : o.procs;
+                    for (int k = 0; k < o.peers.size(); k++) {
+                        String peer = o.peers.get((k + r) % o.peers.size());
+                        String outcome = runOne(o, procs, versions, peer, p, w, n, m, measured ? cells.get(new Key(w, peer)) : null);
+                        System.err.printf(Locale.ROOT, "[%s %d/%d] %-9s %-7s %s%n",
+                                measured ? "round" : "warm ", measured ? r - o.warmup + 1 : r + 1,
+                                measured ? o.rounds : o.warmup, w.id(), peer, outcome);
+                    }
+                }
+            }
+        } finally {
+            for (PeerProcess pp : procs.values()) pp.close();
+        }
+        double minutes = (System.nanoTime() - t0) / 60e9;
+        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, minutes);
+        System.out.println(md);
+        if (o.write) {
+            Files.createDirectories(o.out);
+            String stamp = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm"));
+            Path file = o.out.resolve(stamp + (o.quick ? "-quick" : "") + ".md");
+            Files.writeString(file, md);
+            System.err.println("written " + file);
+        }
+        boolean failed = cells.values().stream().anyMatch(c -> !c.failures.isEmpty());
+        System.exit(failed ? 1 : 0);
+    }
+
+    /** Runs one round of w on peer; returns the progress text. A null cell means warm-up. */
+    private static String runOne(Options o, Map<String, PeerProcess> procs, Map<String, String> versions,
+                                 String peer, int p, Workload w, long n, long m, Cell cell) throws InterruptedException {
+        String key = peer + "/" + p;
+        String failure;
+        try {
+            PeerProcess pp = procs.get(key);
+            if (pp == null) {
+                pp = new PeerProcess(peer, p, o);
+                procs.put(key, pp);
+                versions.putIfAbsent(peer, pp.hello);
+            }
+            String line = pp.call("RUN " + w.id() + " " + n + " " + m, o.timeoutSeconds);
+            if (line == null) {
+                pp.process.destroyForcibly();
+                procs.remove(key);
+                failure = "no answer within " + o.timeoutSeconds + " s (killed)";
+            } else if (line.startsWith("OK ")) {
+                Result r = Result.parse(line.substring(3));
+                long want = w.expected(n, m);
+                if (r.check() != want) {
+                    failure = "WRONG check " + r.check() + ", want " + want;
+                } else {
+                    if (cell != null) cell.ok.add(r);
+                    return r.toLine();
+                }
+            } else {
+                failure = line;
+            }
+        } catch (IOException | RuntimeException e) {
+            failure = e.toString();
+        }
+        if (cell != null) cell.failures.add(failure);
+        return "FAILED: " + failure;
+    }
+
+    static double median(List<Double> xs) {
+        double[] a = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        if (a.length == 0) return Double.NaN;
+        return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+    }
+
+    static Double medianOf(Cell c, String metric) {
+        if (c == null || c.ok.isEmpty()) return null;
+        return median(c.ok.stream().map(r -> r.metrics().get(metric)).toList());
+    }
+
+    static String fmt(double v) {
+        if (Double.isNaN(v)) return "NaN";
+        double a = Math.abs(v);
+        if (a >= 100) return String.format(Locale.ROOT, "%.0f", v);
+        if (a >= 10) return String.format(Locale.ROOT, "%.1f", v);
+        return String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    static String label(Workload w, String metric) {
+        return switch (w.id() + "/" + metric) {
+            case "spawn/ns_op" -> "ns per goroutine";
+            case "pingpong/ns_op" -> "ns per round trip";
+            case "prodcons/ns_op", "prodcons0/ns_op" -> "ns per message";
+            case "chain/us_op" -> "µs per traversal";
+            case "forkjoin/ms" -> "ms per fib(" + w.n(false) + ")";
+            case "timers/total_ms" -> "total ms";
+            case "timers/late_ms" -> "mean lateness ms";
+            case "hog/p50_ms" -> "ticker lateness p50 ms";
+            case "hog/p99_ms" -> "ticker lateness p99 ms";
+            case "hog/max_ms" -> "ticker lateness max ms";
+            case "select/ns_op" -> "ns per select";
+            case "gosched/ns_op" -> "ns per round trip, 1 P";
+            default -> metric;
+        };
+    }
+
+    static String report(Options o, Map<Key, Cell> cells, Map<String, String> versions, String loadStart,
+                         String loadEnd, double loadMin, double loadMax, double minutes) {
+        StringBuilder sb = new StringBuilder();
+        String now = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
+        sb.append("# gosched vs virtual threads, Kotlin coroutines and Go — ").append(now).append("\n\n");
+        sb.append("- Machine: ").append(cpuModel()).append(", ").append(Runtime.getRuntime().availableProcessors())
+                .append(" CPUs, ").append(memTotal()).append("\n");
+        sb.append(String.format(Locale.ROOT, "- Load average (1 min): %s at start, %s at end, %.2f..%.2f at round starts"
+                + " (others build on the same cores)%n", loadStart.split(" ")[0], loadEnd.split(" ")[0], loadMin, loadMax));
+        sb.append("- Parallelism: ").append(o.procs).append(" everywhere (gosched GOMAXPROCS, Go GOMAXPROCS, ")
+                .append("jdk.virtualThreadScheduler.parallelism, kotlinx.coroutines.scheduler.core.pool.size);")
+                .append(" the gosched workload runs on 1\n");
+        for (String p : o.peers) {
+            sb.append("- ").append(p).append(": ").append(versions.getOrDefault(p, "(did not start)")).append("\n");
+        }
+        sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xmx").append(o.heap)
+                .append(", default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
+                .append("\n");
+        if (!o.label.isEmpty()) sb.append("- Source: ").append(o.label).append("\n");
+        sb.append(String.format(Locale.ROOT, "- Rounds: %d warm-up + %d measured, interleaved (peer order rotates each round);"
+                + " median of the measured rounds; %s sizes; %.1f min in all%n", o.warmup, o.rounds, o.quick ? "QUICK" : "full", minutes));
+        sb.append("- Sizes (n, m): ");
+        List<String> sizes = new ArrayList<>();
+        for (Workload w : o.workloads) sizes.add(w.id() + " " + w.n(o.quick) + (w.m(o.quick) != 0 ? "," + w.m(o.quick) : ""));
+        sb.append(String.join("; ", sizes)).append("\n\n");
+        sb.append("Lower is better everywhere. `peer/gosched` > 1 means gosched is ahead of that peer.\n\n");
+
+        List<String> others = o.peers.stream().filter(p -> !p.equals("gosched")).toList();
+        boolean hasGosched = o.peers.contains("gosched");
+        sb.append("| workload | metric |");
+        for (String p : o.peers) sb.append(' ').append(p).append(" |");
+        if (hasGosched) for (String p : others) sb.append(' ').append(p).append("/gosched |");
+        sb.append("\n|---|---|");
+        for (int i = 0; i < o.peers.size() + (hasGosched ? others.size() : 0); i++) sb.append("---:|");
+        sb.append('\n');
+        for (Workload w : o.workloads) {
+            for (String metric : w.metrics()) {
+                sb.append("| ").append(w.id()).append(" | ").append(label(w, metric)).append(" |");
+                for (String p : o.peers) {
+                    Cell c = cells.get(new Key(w, p));
+                    Double v = medianOf(c, metric);
+                    String s = v == null ? "FAIL" : fmt(v);
+                    if (!c.failures.isEmpty() && v != null) s += " (" + c.failures.size() + " failed)";
+                    sb.append(' ').append(s).append(" |");
+                }
+                if (hasGosched) {
+                    Double g = medianOf(cells.get(new Key(w, "gosched")), metric);
+                    for (String p : others) {
+                        Double v = medianOf(cells.get(new Key(w, p)), metric);
+                        String s = g == null || v == null ? "—" : g == 0 ? "∞" : String.format(Locale.ROOT, "%.2f", v / g);
+                        sb.append(' ').append(s).append(" |");
+                    }
+                }
+                sb.append('\n');
+            }
+        }
+        sb.append("\n<details><summary>Every measured round</summary>\n\n");
+        for (Map.Entry<Key, Cell> e : cells.entrySet()) {
+            Cell c = e.getValue();
+            sb.append("- ").append(e.getKey().workload().id()).append(' ').append(e.getKey().peer()).append(": ");
+            List<String> rs = new ArrayList<>();
+            for (Result r : c.ok) rs.add(r.toLine());
+            for (String f : c.failures) rs.add("FAILED " + f);
+            sb.append(String.join(" | ", rs)).append('\n');
+        }
+        sb.append("\n</details>\n");
+        return sb.toString();
+    }
+
+    static String loadavg() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            return "? ? ?";
+        }
+    }
+
+    static String cpuModel() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (l.startsWith("model name")) return l.substring(l.indexOf(':') + 1).trim();
+            }
+        } catch (IOException ignored) {
+            // not Linux: fall through
+        }
+        return System.getProperty("os.arch");
+    }
+
+    static String memTotal() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (l.startsWith("MemTotal:")) {
+                    long kb = Long.parseLong(l.replaceAll("\\D", ""));
+                    return String.format(Locale.ROOT, "%.0f GiB RAM", kb / 1048576.0);
+                }
+            }
+        } catch (IOException ignored) {
+            // not Linux: fall through
+        }
+        return "? RAM";
+    }
+}
