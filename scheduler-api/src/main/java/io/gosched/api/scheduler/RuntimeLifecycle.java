@@ -71,6 +71,15 @@ public class RuntimeLifecycle implements SmartLifecycle, ApplicationListener<Con
         return PHASE;
     }
 
+    /**
+     * A runtime that has been shut down cannot start again, so a paused context (Spring's test
+     * context cache pauses contexts it is not using) must leave it running rather than stop it.
+     */
+    @Override
+    public boolean isPauseable() {
+        return false;
+    }
+
     /** If the context never started (or failed), the runtime still has threads to stop. */
     @Override
     public void destroy() {
