@@ -72,20 +72,55 @@ final class M extends Thread {
     }
 
     /*
-     * Why current() goes through a method handle. C2 treats Thread.currentThread() as immutable
-     * within one compiled method (only JDK methods annotated @ChangesCurrentThread are told
-     * otherwise), so it may load it once and reuse the value across a call. A goroutine's
-     * compiled loop that calls Go.yield() and then Go.goid() spans a continuation yield; when
-     * the goroutine resumes on another M, the reused value names the old M, whose curg is now
-     * some other goroutine. (Virtual threads never notice: their currentThread is the virtual
-     * thread, which does not change when the carrier does.) Reading the thread inside a
-     * separately compiled frame that is never inlined into the caller gives a fresh value on
-     * every call; a method handle held in a non-final field is not a compile-time constant, so
-     * the JIT cannot inline through it. SchedulerTest.currentGoroutineIsRightAfterMigrating
-     * fails without this.
+     * Why current() is never inlined. C2 treats Thread.currentThread() as immutable within one
+     * compiled method (only JDK methods annotated @ChangesCurrentThread are told otherwise), so
+     * it may load it once and reuse the value across a call. A goroutine's compiled loop that
+     * calls Go.yield() and then Go.goid() spans a continuation yield; when the goroutine resumes
+     * on another M, the reused value names the old M, whose curg is now some other goroutine.
+     * (Virtual threads never notice: their currentThread is the virtual thread, which does not
+     * change when the carrier does.) Reading the thread inside a separately compiled frame that
+     * is never inlined into the caller gives a fresh value on every call.
+     *
+     * Two ways to keep currentFresh() out of its callers, cheapest first:
+     * 1. A compiler directive "never inline M.currentFresh", added at class initialization
+     *    through the DiagnosticCommand MBean (what `jcmd Compiler.directives_add` does), before
+     *    any caller is hot enough to be compiled. A plain static call then costs ~1 ns.
+     * 2. Where that MBean is missing (a jlinked image without jdk.management), a method handle
+     *    in a non-final field: not a compile-time constant, so the JIT cannot inline through it
+     *    (~6 ns a call).
+     * SchedulerTest.currentGoroutineIsRightAfterMigrating fails when neither is in effect.
      */
+    private static final boolean NEVER_INLINED = addNoInlineDirective();
+
     @SuppressWarnings("FieldMayBeFinal")
     private static MethodHandle currentHandle = currentHandle();
+
+    private static boolean addNoInlineDirective() {
+        if (!Boolean.parseBoolean(System.getProperty("gosched.compilerDirective", "true"))) {
+            return false;
+        }
+        java.nio.file.Path file = null;
+        try {
+            file = java.nio.file.Files.createTempFile("gosched-directive", ".json");
+            java.nio.file.Files.writeString(file,
+                    "[{ match: \"*.*\", inline: \"-io/gosched/runtime/M.currentFresh\" }]");
+            Object answer = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+                    new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                    "compilerDirectivesAdd", new Object[] {new String[] {file.toString()}},
+                    new String[] {String[].class.getName()});
+            return String.valueOf(answer).contains("1 compiler directives added");
+        } catch (Exception | LinkageError e) {
+            return false;
+        } finally {
+            if (file != null) {
+                try {
+                    java.nio.file.Files.deleteIfExists(file);
+                } catch (java.io.IOException ignored) {
+                    // a leftover temp file is harmless
+                }
+            }
+        }
+    }
 
     private static MethodHandle currentHandle() {
         try {
@@ -99,11 +134,19 @@ final class M extends Thread {
         return Thread.currentThread() instanceof M m ? m : null;
     }
 
+    /** Which of the two ways above is in effect (for tests and diagnostics). */
+    static boolean currentIsDirectCall() {
+        return NEVER_INLINED;
+    }
+
     /**
      * The M running the calling code, or null on a thread that is not an M. Safe to call from
      * goroutine code that has migrated between Ms (see the comment above).
      */
     static M current() {
+        if (NEVER_INLINED) {
+            return currentFresh();
+        }
         try {
             return (M) currentHandle.invokeExact();
         } catch (Throwable t) {

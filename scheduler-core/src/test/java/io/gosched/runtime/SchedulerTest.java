@@ -387,6 +387,8 @@ class SchedulerTest {
      */
     @Test
     void currentGoroutineIsRightAfterMigrating() throws Exception {
+        // On a full JDK the cheap way (a no-inline compiler directive) must be the one tested.
+        assertTrue(M.currentIsDirectCall(), "the no-inline compiler directive was not installed");
         try (GoRuntime rt = runtime(2)) {
             AtomicLong wrong = new AtomicLong();
             int gs = 4;

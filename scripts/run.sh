@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds (if needed) and runs the gosched service with its embedded defaults on :8080.
+# Needs only JDK 25; Maven comes through the wrapper. Extra arguments go to the application,
+# e.g. ./scripts/run.sh --server.port=9000 --gosched.runtime.gomaxprocs=4
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -x /usr/lib/jvm/temurin-25-jdk-amd64/bin/java ] && { [ -z "${JAVA_HOME:-}" ] || ! "$JAVA_HOME/bin/java" -version 2>&1 | grep -q '"25'; }; then
+  export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+fi
+export PATH="${JAVA_HOME:+$JAVA_HOME/bin:}$PATH"
+jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
+if [ ! -f "$jar" ] || [ -n "$(find scheduler-core scheduler-api scheduler-web -path '*/src/*' -newer "$jar" -print -quit)" ]; then
+  ./mvnw -B -q -ntp -DskipTests install -pl scheduler-web -am
+fi
+exec java -jar "$jar" "$@"
