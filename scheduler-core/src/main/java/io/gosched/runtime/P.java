@@ -122,6 +122,9 @@ final class P {
     final long[] latencyCounts;
     private long latencySumNanos;
 
+    /** This P's ring of the active trace recording, or a stale one; written only by the P's holder. */
+    Trace.Ring traceRing;
+
     P(int id, int runqCapacity, long seed) {
         this(null, id, runqCapacity, seed, false);
     }

@@ -2,7 +2,6 @@ package io.gosched.runtime;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 
 /**
@@ -26,7 +25,13 @@ final class Sched {
     final String threadNamePrefix;
     final long startNanos = System.nanoTime();
 
-    final ReentrantLock lock = new ReentrantLock();
+    /*
+     * Not a ReentrantLock: goroutine frames take this lock (goready, newproc, wakep), and a
+     * ReentrantLock's owner is Thread.currentThread(), which compiled goroutine code may have
+     * cached from before a migration (see M.current()): it could then think it already owns a
+     * lock that another M holds. RuntimeLock is a word with no owner.
+     */
+    final RuntimeLock lock = new RuntimeLock();
 
     /** Guarded by lock. */
     final GlobalRunQueue runq = new GlobalRunQueue();

@@ -120,7 +120,9 @@ final class Scheduler {
 
     /**
      * Parks the current goroutine until someone calls {@link #goready}. commit runs on the M
-     * after the G is WAITING (see {@link ParkCommit}).
+     * after the G is WAITING (see {@link ParkCommit}). If the goroutine cannot yield (pinned by
+     * {@code Go.procPin} or a native frame), throws IllegalStateException <em>before</em> commit
+     * runs, so the caller still holds its lock and can take its waiter off the queue.
      * Executed only by a goroutine.
      * Go: runtime/proc.go gopark
      */
@@ -153,6 +155,10 @@ final class Scheduler {
         gp.casgstatus(G.WAITING, G.RUNNABLE);
         M mp = M.current();
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
+        if (Trace.on) {
+            G readier = mp != null ? mp.curg : null;
+            Trace.record(pp, gp.goid, Trace.GO_UNPARK, readier != null ? readier.goid : -1);
+        }
         if (pp != null) {
             s.trackRunnable(gp, pp.cheaprand());
             s.runqput(pp, gp, true);
@@ -246,6 +252,9 @@ final class Scheduler {
             newg.goid = sched.goidgen.incrementAndGet();
             sched.spawnedOutside.incrementAndGet();
             trackRunnable(newg, ThreadLocalRandom.current().nextInt());
+            if (Trace.on) {
+                Trace.record(null, newg.goid, Trace.GO_CREATE, -1);
+            }
             globrunqputLocked(newg);
             wakep();
             return;
@@ -254,6 +263,9 @@ final class Scheduler {
         newg.goid = nextGoid(pp);
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
+        if (Trace.on) {
+            Trace.record(pp, newg.goid, Trace.GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
+        }
         runqput(pp, newg, true);
         wakep();
     }
@@ -517,16 +529,29 @@ final class Scheduler {
             long d = System.nanoTime() - since;
             pp.recordLatency(latencyBucket(d), d);
         }
+        if (Trace.on) {
+            Trace.record(pp, gp.goid, Trace.GO_START, 0);
+        }
 
         gp.coroutine.run();
 
         mp.curg = null;
         if (gp.coroutine.isDone()) {
+            if (Trace.on) {
+                Trace.record(mp.p, gp.goid, Trace.GO_END, 0);
+            }
             goexit0(mp, gp);
             return null;
         }
         int op = gp.op;
         gp.op = G.OP_NONE;
+        if (Trace.on) {
+            if (op == G.OP_GOSCHED) {
+                Trace.record(mp.p, gp.goid, Trace.GO_SCHED, 0);
+            } else if (op == G.OP_PREEMPT) {
+                Trace.record(mp.p, gp.goid, Trace.GO_PREEMPT, 0);
+            }
+        }
         switch (op) {
             case G.OP_PARK -> {
                 return parkM(mp, gp);
@@ -546,11 +571,16 @@ final class Scheduler {
         gp.parkCommit = null;
         gp.parkArg = null;
         gp.m = null;
+        long goid = gp.goid;
+        WaitReason reason = gp.waitreason;
         gp.casgstatus(G.RUNNING, G.WAITING);
         // From here on another M may ready and run gp as soon as commit releases its lock.
         if (commit != null && !commit.commit(gp, arg)) {
             gp.casgstatus(G.WAITING, G.RUNNABLE);
             return gp;
+        }
+        if (Trace.on) {
+            Trace.record(mp.p, goid, Trace.GO_PARK, reason != null ? reason.ordinal() : -1);
         }
         return null;
     }
@@ -914,6 +944,9 @@ final class Scheduler {
             if (gp != null) {
                 pp.count(P.C_STEALS);
                 pp.count(P.C_STOLEN, pp.runq.lastStealCount);
+                if (Trace.on) {
+                    Trace.record(pp, gp.goid, Trace.STEAL, ((long) p2.id << 32) | pp.runq.lastStealCount);
+                }
                 return gp;
             }
         }
@@ -1104,6 +1137,7 @@ final class Scheduler {
      */
     void startm(P pp, boolean spinning) {
         M nmp;
+        M newm = null;
         sched.lock.lock();
         try {
             if (pp == null) {
@@ -1124,16 +1158,21 @@ final class Scheduler {
             }
             nmp = mget();
             if (nmp == null) {
+                // Go's mReserveID: the id is taken under the lock, the thread is created and
+                // started outside it (Thread.start takes far longer than any critical section).
                 nmp = new M(sched, sched.mnext++);
                 sched.mcount.incrementAndGet();
                 sched.allm.add(nmp);
                 nmp.spinning = spinning;
                 nmp.nextp = pp;
-                nmp.start();
-                return;
+                newm = nmp;
             }
         } finally {
             sched.lock.unlock();
+        }
+        if (newm != null) {
+            newm.start();
+            return;
         }
         nmp.spinning = spinning;
         nmp.nextp = pp;
@@ -1331,6 +1370,9 @@ final class Scheduler {
             sched.lock.unlock();
         }
         sched.preemptHandoffs.incrementAndGet();
+        if (Trace.on) {
+            Trace.recordShared(hogged.id, -1, Trace.PROC_HANDOFF, 1);
+        }
         startm(sp, false);
         return true;
     }
@@ -1392,7 +1434,7 @@ final class Scheduler {
      * sched.lock must be held.
      */
     private int retireSpareLocked(P sp) {
-        assert sched.lock.isHeldByCurrentThread();
+        assert sched.lock.isHeld();
         P[] cur = sched.spares;
         int at = -1;
         for (int i = 0; i < cur.length; i++) {
@@ -1463,6 +1505,9 @@ final class Scheduler {
     static void entersyscall(G gp) {
         M mp = gp.m;
         P pp = mp.p;
+        if (Trace.on) {
+            Trace.record(pp, gp.goid, Trace.GO_SYSCALL, 0);
+        }
         gp.casgstatus(G.RUNNING, G.SYSCALL);
         mp.syscalltick = pp.syscalltick();
         mp.oldp = pp;
@@ -1505,6 +1550,9 @@ final class Scheduler {
             s.scheduler.acquirep(mp, oldp);
             oldp.incSyscalltick();
             gp.casgstatus(G.SYSCALL, G.RUNNING);
+            if (Trace.on) {
+                Trace.record(oldp, gp.goid, Trace.GO_SYSEXIT, 0);
+            }
             return;
         }
         if (s.npidle.get() > 0 && !s.gcwaiting) {
@@ -1519,10 +1567,16 @@ final class Scheduler {
                 s.scheduler.acquirep(mp, pp);
                 pp.incSyscalltick();
                 gp.casgstatus(G.SYSCALL, G.RUNNING);
+                if (Trace.on) {
+                    Trace.record(pp, gp.goid, Trace.GO_SYSEXIT, 1);
+                }
                 return;
             }
         }
         // Slow path: no P. Yield; the M queues us globally and parks (exitsyscall0).
+        if (Trace.on) {
+            Trace.record(null, gp.goid, Trace.GO_SYSEXIT, 1);
+        }
         gp.op = G.OP_EXITSYSCALL;
         if (!Coroutine.yieldToScheduler()) {
             throw new IllegalStateException("goroutine " + gp.goid + " cannot leave a syscall while pinned");

@@ -197,6 +197,9 @@ final class Sysmon implements Runnable {
                 n++;
                 pp.incSyscalltick();
                 sched.syscallHandoffs.incrementAndGet();
+                if (Trace.on) {
+                    Trace.recordShared(pp.id, -1, Trace.PROC_HANDOFF, 0);
+                }
                 sched.scheduler.handoffp(pp);
             }
         }

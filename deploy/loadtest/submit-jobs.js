@@ -1,0 +1,49 @@
+// k6 load: submits template jobs to the gosched service and reads the job list.
+// Runs inside docker compose (`docker compose --profile load up`); the target is the app service.
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+
+const BASE = __ENV.GOSCHED_URL || 'http://app:8080';
+
+export const options = {
+  scenarios: {
+    submit: {
+      executor: 'ramping-arrival-rate',
+      startRate: 2,
+      timeUnit: '1s',
+      preAllocatedVUs: 20,
+      maxVUs: 50,
+      stages: [
+        { target: 20, duration: '1m' },
+        { target: 20, duration: '2m' },
+        { target: 0, duration: '30s' },
+      ],
+    },
+  },
+  thresholds: {
+    http_req_failed: ['rate<0.05'],
+    'http_req_duration{name:submit}': ['p(99)<500'],
+  },
+};
+
+const JOBS = [
+  { template: 'fan-out-fan-in', params: { workers: 16, itemsPerWorker: 200, computeUs: 50 } },
+  { template: 'pipeline', params: { stages: 6, items: 500, computeUs: 20 } },
+  { template: 'ping-pong', params: { rounds: 2000 } },
+  { template: 'timer-storm', params: { goroutines: 500, sleeps: 5, sleepMs: 2 } },
+  { template: 'hog-vs-ticker', params: { hogs: 2, hogUs: 20000, bursts: 5, ticks: 50, tickMs: 2 } },
+];
+
+export default function () {
+  const job = JOBS[Math.floor(Math.random() * JOBS.length)];
+  const res = http.post(`${BASE}/api/v1/jobs`, JSON.stringify(job), {
+    headers: { 'Content-Type': 'application/json' },
+    tags: { name: 'submit' },
+  });
+  // 429/503 are admission control doing its job under load, not failures of the service.
+  check(res, { 'accepted or shed': (r) => r.status === 202 || r.status === 429 || r.status === 503 });
+  if (Math.random() < 0.1) {
+    http.get(`${BASE}/api/v1/jobs?size=20`, { tags: { name: 'list' } });
+  }
+  sleep(0.1);
+}

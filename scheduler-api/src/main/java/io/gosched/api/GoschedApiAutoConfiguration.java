@@ -1,0 +1,67 @@
+package io.gosched.api;
+
+import io.gosched.api.channel.ChannelConfiguration;
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.error.ApiExceptionHandler;
+import io.gosched.api.error.ProblemErrorWebExceptionHandler;
+import io.gosched.api.job.JobConfiguration;
+import io.gosched.api.job.JobService;
+import io.gosched.api.scheduler.RuntimeConfiguration;
+import io.gosched.api.scheduler.RuntimeLifecycle;
+import io.gosched.api.scheduler.RuntimeProperties;
+import io.gosched.api.security.BearerTokenFilter;
+import io.gosched.api.security.BodyLimitFilter;
+import io.gosched.api.workload.WorkloadConfiguration;
+import io.gosched.runtime.GoRuntime;
+import io.micrometer.core.instrument.MeterRegistry;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+
+/**
+ * Everything scheduler-api contributes to an application that has it on the class path: the
+ * runtime, jobs, channels, scheduler control, problem details, auth and body limits. Runs
+ * before Boot's WebFlux auto-configuration so that its {@code ProblemDetailsExceptionHandler}
+ * backs off in favour of {@link ApiExceptionHandler}.
+ */
+@AutoConfiguration(beforeName = {"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
+        "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
+@EnableConfigurationProperties(ApiProperties.class)
+@Import({RuntimeConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class, JobConfiguration.class})
+public class GoschedApiAutoConfiguration {
+
+    @Bean
+    public ApiMetrics goschedApiMetrics(ObjectProvider<MeterRegistry> registry) {
+        return new ApiMetrics(registry.getIfAvailable());
+    }
+
+    @Bean
+    public RuntimeLifecycle goschedRuntimeLifecycle(GoRuntime runtime, JobService jobs, ChannelService channels,
+            RuntimeProperties properties) {
+        return new RuntimeLifecycle(runtime, jobs, channels, properties);
+    }
+
+    @Bean
+    public ApiExceptionHandler goschedApiExceptionHandler() {
+        return new ApiExceptionHandler();
+    }
+
+    @Bean
+    public ProblemErrorWebExceptionHandler goschedProblemErrorWebExceptionHandler(ObjectProvider<JsonMapper> json) {
+        return new ProblemErrorWebExceptionHandler(json.getIfAvailable(() -> JsonMapper.builder().build()));
+    }
+
+    @Bean
+    public BearerTokenFilter goschedBearerTokenFilter(ApiProperties properties) {
+        return new BearerTokenFilter(properties);
+    }
+
+    @Bean
+    public BodyLimitFilter goschedBodyLimitFilter(ApiProperties properties) {
+        return new BodyLimitFilter(properties);
+    }
+}

@@ -1,0 +1,127 @@
+package io.gosched.api.channel;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+import io.gosched.api.error.ApiProblem;
+import io.gosched.api.workload.JsonInput;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Named channels over HTTP. Nothing here blocks: sends and receives are futures turned into Monos. */
+@RestController
+@RequestMapping("/api/v1/channels")
+@Tag(name = "channels", description = "Named channels shared by jobs and HTTP clients")
+class ChannelController {
+
+    /** Body of POST /api/v1/channels. */
+    record CreateChannel(
+            @NotNull @Pattern(regexp = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}") String name,
+            @Min(0) @Max(Integer.MAX_VALUE) Integer capacity) {
+
+        int capacityOrZero() {
+            return capacity == null ? 0 : capacity;
+        }
+    }
+
+    /** Body of a send: any JSON value (null included) and how long to wait. Checked by hand: the hot path skips Bean Validation. */
+    record SendRequest(JsonNode value, Long timeoutMs) {}
+
+    /** Body of a receive (optional): how long to wait. */
+    record RecvRequest(Long timeoutMs) {}
+
+    private final ChannelService channels;
+
+    ChannelController(ChannelService channels) {
+        this.channels = channels;
+    }
+
+    @PostMapping
+    @Operation(summary = "Create a channel: make(chan any, capacity)")
+    ResponseEntity<ChannelService.ChannelView> create(@Valid @RequestBody CreateChannel body) {
+        if (body.capacityOrZero() > channels.maxCapacity()) {
+            throw ApiProblem.invalid("/capacity", "must be between 0 and " + channels.maxCapacity() + ", was " + body.capacity());
+        }
+        ChannelService.NamedChannel ch = channels.create(body.name(), body.capacityOrZero());
+        return ResponseEntity.created(URI.create("/api/v1/channels/" + ch.name())).body(channels.view(ch));
+    }
+
+    @GetMapping
+    @Operation(summary = "List channels with len, cap, closed and waiting senders and receivers")
+    List<ChannelService.ChannelView> list() {
+        return channels.list();
+    }
+
+    @GetMapping("/{name}")
+    @Operation(summary = "One channel's state")
+    ChannelService.ChannelView get(@PathVariable String name) {
+        return channels.view(channels.get(checked(name)));
+    }
+
+    @PostMapping("/{name}/send")
+    @Operation(summary = "Send a JSON value; sent=false (with a reason) means it was withdrawn and never will be delivered")
+    Mono<ChannelService.SendResult> send(@PathVariable String name, @RequestBody SendRequest body) {
+        if (body.value() == null) {
+            throw ApiProblem.invalid("/value", "is required (any JSON value, null included)");
+        }
+        return channels.send(checked(name), body.value(), timeout(body.timeoutMs(), "/timeoutMs"));
+    }
+
+    @PostMapping("/{name}/recv")
+    @Operation(summary = "Receive one value: received=false (with a reason) means nothing was taken")
+    Mono<ChannelService.RecvResult> recv(@PathVariable String name, @RequestBody(required = false) RecvRequest body) {
+        return channels.recv(checked(name), timeout(body == null ? null : body.timeoutMs(), "/timeoutMs"));
+    }
+
+    @PostMapping("/{name}/close")
+    @Operation(summary = "Close the channel (409 if already closed)")
+    ChannelService.ChannelView close(@PathVariable String name) {
+        channels.close(checked(name));
+        return channels.view(channels.get(name));
+    }
+
+    @DeleteMapping("/{name}")
+    @ResponseStatus(HttpStatus.NO_CONTENT)
+    @Operation(summary = "Delete the channel, closing it first if open")
+    void delete(@PathVariable String name) {
+        channels.delete(checked(name));
+    }
+
+    private Duration timeout(Long ms, String pointer) {
+        long max = channels.limits().maxTimeoutMs();
+        if (ms == null) {
+            return Duration.ofMillis(channels.limits().defaultTimeoutMs());
+        }
+        if (ms < 0 || ms > max) {
+            throw ApiProblem.invalid(pointer, "must be between 0 and " + max + ", was " + ms);
+        }
+        return Duration.ofMillis(ms);
+    }
+
+    /** A name that cannot exist is simply not found (and never reaches a map or a log line unchecked). */
+    private static String checked(String name) {
+        if (!JsonInput.NAME.matcher(name).matches()) {
+            throw ApiProblem.notFound("channel", name.length() > 64 ? name.substring(0, 64) + "..." : name);
+        }
+        return name;
+    }
+}

@@ -1,0 +1,245 @@
+package io.gosched.api.channel;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.error.ApiProblem;
+import io.gosched.runtime.Chan;
+import io.gosched.runtime.ChanClosedException;
+import io.gosched.runtime.Received;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The named channels jobs and HTTP clients share: {@code Chan<Object>} holding JSON values.
+ *
+ * <p>HTTP send and receive never block a thread: they use {@code sendAsync}/{@code recvAsync}
+ * and give up through {@code future.cancel(false)}, which withdraws the pending operation
+ * atomically (CONTRACT.md): if it returns true the value was not delivered (send) or not taken
+ * (recv); if false the operation completed and its result stands. On that rule:
+ * <ul>
+ * <li>a send that times out answers {@code sent:false} only when the withdrawal succeeded, else
+ *     it reports the delivery that beat the timer;</li>
+ * <li>a receive that times out likewise returns a value that beat the timer;</li>
+ * <li>a receive whose client went away after a value was taken puts the value back with
+ *     {@code sendAsync}, so it is never swallowed (it may be seen out of order).</li>
+ * </ul>
+ * Thread-safe.
+ */
+public final class ChannelService {
+
+    /** A named channel and what the API remembers about it. */
+    public record NamedChannel(String name, int capacity, Instant createdAt, Chan<Object> chan) {}
+
+    /** The state of a channel as GET shows it. */
+    public record ChannelView(String name, int capacity, int len, boolean closed, int waitingSenders, int waitingReceivers,
+            Instant createdAt) {}
+
+    /** The answer to an HTTP send: {@code reason} is null when sent. */
+    public record SendResult(boolean sent, String reason) {}
+
+    /** The answer to an HTTP receive: {@code received} false with a reason, or the value and Go's ok. */
+    public record RecvResult(boolean received, JsonNode value, boolean ok, String reason) {}
+
+    private final ConcurrentMap<String, NamedChannel> channels = new ConcurrentHashMap<>();
+    private final ApiProperties.Channels limits;
+    private final int maxCapacity;
+    private final ApiMetrics metrics;
+    /** Completed when the application starts closing: pending HTTP operations give up and answer. */
+    private final Sinks.Empty<Void> shutdown = Sinks.empty();
+    private volatile boolean shuttingDown;
+
+    public ChannelService(ApiProperties properties, ApiMetrics metrics) {
+        this.limits = properties.channels();
+        this.maxCapacity = properties.limits().maxChannelCapacity();
+        this.metrics = metrics;
+    }
+
+    public int size() {
+        return channels.size();
+    }
+
+    public ApiProperties.Channels limits() {
+        return limits;
+    }
+
+    public int maxCapacity() {
+        return maxCapacity;
+    }
+
+    /** {@code make(chan any, capacity)} under {@code name}; 409 if the name is taken, 429 at the channel limit. */
+    public NamedChannel create(String name, int capacity) {
+        refuseWhileShuttingDown();
+        if (channels.size() >= limits.maxChannels()) {
+            throw ApiProblem.overloaded("there are already " + channels.size() + " channels, the limit", Duration.ofSeconds(5));
+        }
+        NamedChannel ch = new NamedChannel(name, capacity, Instant.now(), Chan.make(capacity));
+        NamedChannel prior = channels.putIfAbsent(name, ch);
+        if (prior != null) {
+            throw ApiProblem.conflict("channel-exists", "Channel exists", "channel '" + name + "' already exists").with("channel", name);
+        }
+        return ch;
+    }
+
+    /** The channel named {@code name}, or null. */
+    public Chan<Object> lookup(String name) {
+        NamedChannel ch = channels.get(name);
+        return ch == null ? null : ch.chan();
+    }
+
+    public NamedChannel get(String name) {
+        NamedChannel ch = channels.get(name);
+        if (ch == null) {
+            throw ApiProblem.notFound("channel", name);
+        }
+        return ch;
+    }
+
+    public ChannelView view(NamedChannel ch) {
+        Chan<Object> c = ch.chan();
+        return new ChannelView(ch.name(), c.cap(), c.len(), c.isClosed(), c.waitingSenders(), c.waitingReceivers(), ch.createdAt());
+    }
+
+    public List<ChannelView> list() {
+        return channels.values().stream().sorted(Comparator.comparing(NamedChannel::name)).map(this::view).toList();
+    }
+
+    /** {@code close(ch)}: wakes every waiting receiver (ok=false) and fails every waiting sender. 409 if closed. */
+    public void close(String name) {
+        NamedChannel ch = get(name);
+        try {
+            ch.chan().close();
+            metrics.channelOp("close", "ok");
+        } catch (ChanClosedException e) {
+            metrics.channelOp("close", "closed");
+            throw closed(name);
+        }
+    }
+
+    /** Removes the channel; closes it first if open, so nobody waits on it for ever. */
+    public void delete(String name) {
+        NamedChannel ch = channels.remove(name);
+        if (ch == null) {
+            throw ApiProblem.notFound("channel", name);
+        }
+        try {
+            ch.chan().close();
+        } catch (ChanClosedException alreadyClosed) {
+            // deleting a closed channel is fine
+        }
+    }
+
+    /**
+     * Sends {@code value}, waiting at most {@code timeout}; see the class comment for what the
+     * answer guarantees. Errors: 404 unknown channel, 409 closed channel.
+     */
+    public Mono<SendResult> send(String name, JsonNode value, Duration timeout) {
+        refuseWhileShuttingDown();
+        Chan<Object> ch = get(name).chan();
+        return Mono.defer(() -> {
+            CompletableFuture<Void> f = ch.sendAsync(value);
+            AtomicBoolean answered = new AtomicBoolean();
+            Mono<SendResult> delivered = Mono.fromFuture(f, true)
+                    .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
+                    .then(Mono.fromSupplier(() -> new SendResult(true, null)))
+                    .onErrorMap(ChanClosedException.class, e -> closed(name));
+            Mono<SendResult> giveUp = giveUpSignal(timeout).flatMap(reason -> {
+                if (f.cancel(false)) {
+                    return Mono.just(new SendResult(false, reason));
+                }
+                return delivered; // the send completed before the withdrawal: its result stands
+            });
+            // Fast path: a send that completed at once (a buffer slot, a waiting receiver) needs no timer.
+            return (f.isDone() ? delivered : Mono.firstWithSignal(delivered, giveUp))
+                    .doOnSuccess(r -> {
+                        answered.set(true);
+                        metrics.channelOp("send", r.sent() ? "ok" : r.reason());
+                    })
+                    .doOnError(e -> metrics.channelOp("send", "closed"))
+                    .doOnCancel(() -> {
+                        // The client went away. Withdraw if still pending; if the send already
+                        // happened there is nothing to undo (it was delivered).
+                        if (!answered.get()) {
+                            metrics.channelOp("send", f.cancel(false) ? "withdrawn" : "delivered_unanswered");
+                        }
+                    });
+        });
+    }
+
+    /**
+     * Receives one value, waiting at most {@code timeout}. {@code ok=false} means the channel is
+     * closed and drained (Go's {@code v, ok := <-ch}). Errors: 404 unknown channel.
+     */
+    public Mono<RecvResult> recv(String name, Duration timeout) {
+        refuseWhileShuttingDown();
+        Chan<Object> ch = get(name).chan();
+        return Mono.defer(() -> {
+            CompletableFuture<Received<Object>> f = ch.recvAsync();
+            AtomicBoolean answered = new AtomicBoolean();
+            Mono<RecvResult> taken = Mono.fromFuture(f, true)
+                    .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
+                    .map(ChannelService::result);
+            Mono<RecvResult> giveUp = giveUpSignal(timeout).flatMap(reason -> {
+                if (f.cancel(false)) {
+                    return Mono.just(new RecvResult(false, null, false, reason));
+                }
+                return taken; // a value arrived before the withdrawal: return it, never drop it
+            });
+            return (f.isDone() ? taken : Mono.firstWithSignal(taken, giveUp))
+                    .doOnSuccess(r -> {
+                        answered.set(true);
+                        metrics.channelOp("recv", r.received() ? (r.ok() ? "ok" : "closed") : r.reason());
+                    })
+                    .doOnCancel(() -> {
+                        if (answered.get()) {
+                            return;
+                        }
+                        if (f.cancel(false)) {
+                            metrics.channelOp("recv", "withdrawn");
+                            return;
+                        }
+                        // Taken, but the client is gone: put the value back rather than swallow it.
+                        Received<Object> r = f.getNow(null);
+                        if (r != null && r.ok()) {
+                            ch.sendAsync(r.value()).whenComplete((v, e) -> metrics.channelOp("recv", e == null ? "requeued" : "lost"));
+                        }
+                    });
+        });
+    }
+
+    /** Emits "timeout" after {@code timeout}, or "shutdown" when the application starts closing. */
+    private Mono<String> giveUpSignal(Duration timeout) {
+        return Mono.firstWithValue(Mono.delay(timeout).thenReturn("timeout"), shutdown.asMono().thenReturn("shutdown"));
+    }
+
+    /** Answers every pending HTTP send and receive ("shutdown") so graceful shutdown can drain. */
+    public void beginShutdown() {
+        shuttingDown = true;
+        shutdown.tryEmitEmpty();
+    }
+
+    /** New channels and new HTTP sends and receives get 503 once shutdown has begun. */
+    private void refuseWhileShuttingDown() {
+        if (shuttingDown) {
+            throw ApiProblem.shuttingDown();
+        }
+    }
+
+    private static RecvResult result(Received<Object> r) {
+        return new RecvResult(true, r.ok() ? (JsonNode) r.value() : null, r.ok(), null);
+    }
+
+    private static ApiProblem closed(String name) {
+        return ApiProblem.conflict("channel-closed", "Channel closed", "channel '" + name + "' is closed").with("channel", name);
+    }
+}

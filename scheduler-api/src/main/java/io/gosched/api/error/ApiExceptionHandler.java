@@ -1,0 +1,190 @@
+package io.gosched.api.error;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.gosched.api.workload.InvalidWorkloadException;
+import io.gosched.api.workload.Violation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.publisher.Mono;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.exc.StreamReadException;
+
+import org.springframework.core.codec.DecodingException;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.validation.FieldError;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.bind.support.WebExchangeBindException;
+import org.springframework.web.method.annotation.HandlerMethodValidationException;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.reactive.result.method.annotation.ResponseEntityExceptionHandler;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebInputException;
+
+/**
+ * Problem details for everything a controller throws. Boot's own
+ * {@code ProblemDetailsExceptionHandler} backs off when this bean exists; this one adds what
+ * the API promises on top: an {@code errors} array of JSON pointers for every field error, a
+ * pointer for malformed JSON, 413 for a body over the limit, and a 500 that never shows a
+ * stack trace or an exception message.
+ */
+@RestControllerAdvice
+public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
+
+    private static final Log log = LogFactory.getLog(ApiExceptionHandler.class);
+
+    @ExceptionHandler(InvalidWorkloadException.class)
+    Mono<ResponseEntity<Object>> invalidWorkload(InvalidWorkloadException ex, ServerWebExchange exchange) {
+        return handleException(ApiProblem.invalid(ex.violations()), exchange);
+    }
+
+    @ExceptionHandler(DataBufferLimitException.class)
+    Mono<ResponseEntity<Object>> bufferLimit(DataBufferLimitException ex, ServerWebExchange exchange) {
+        return handleException(ApiProblem.payloadTooLarge(-1).with("limit", null), exchange);
+    }
+
+    /** Anything else is our bug: answer a bare 500 and log it, never echo the exception. */
+    @ExceptionHandler(Exception.class)
+    Mono<ResponseEntity<Object>> unexpected(Exception ex, ServerWebExchange exchange) {
+        if (ex instanceof ApiProblem || ex instanceof org.springframework.web.ErrorResponse) {
+            return handleException(ex, exchange);
+        }
+        if (reactor.netty.channel.AbortedException.isConnectionReset(ex)
+                || ex instanceof reactor.netty.channel.AbortedException) {
+            // The client hung up before the answer was written: nobody is left to answer, and it
+            // is not our error. Channel operations account for it themselves (see ChannelService).
+            log.debug("client went away during " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath());
+            return Mono.empty();
+        }
+        log.error("unexpected error on " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath(), ex);
+        ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR, "internal error");
+        body.setType(ApiProblem.type("internal"));
+        return handleExceptionInternal(ex, body, new HttpHeaders(), HttpStatus.INTERNAL_SERVER_ERROR, exchange);
+    }
+
+    /** Malformed JSON, wrong JSON types for a typed body, missing body: 400 naming where. */
+    @Override
+    protected Mono<ResponseEntity<Object>> handleServerWebInputException(ServerWebInputException ex, HttpHeaders headers,
+            HttpStatusCode status, ServerWebExchange exchange) {
+        Violation v = inputViolation(ex);
+        ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
+                v.pointer().isEmpty() ? v.detail() : v.pointer() + ": " + v.detail());
+        body.setType(ApiProblem.type("malformed-request"));
+        body.setTitle("Malformed request");
+        body.setProperty("errors", ApiProblem.errors(List.of(v)));
+        return handleExceptionInternal(ex, body, headers, HttpStatus.BAD_REQUEST, exchange);
+    }
+
+    @Override
+    protected Mono<ResponseEntity<Object>> handleWebExchangeBindException(WebExchangeBindException ex, HttpHeaders headers,
+            HttpStatusCode status, ServerWebExchange exchange) {
+        List<Violation> vs = new ArrayList<>();
+        for (FieldError fe : ex.getFieldErrors()) {
+            vs.add(new Violation(pointerOf(fe.getField()), fe.getDefaultMessage()));
+        }
+        ex.getGlobalErrors().forEach(ge -> vs.add(new Violation("", ge.getDefaultMessage())));
+        return handleException(ApiProblem.invalid(vs.isEmpty() ? List.of(new Violation("", "invalid request")) : vs), exchange);
+    }
+
+    @Override
+    protected Mono<ResponseEntity<Object>> handleHandlerMethodValidationException(HandlerMethodValidationException ex,
+            HttpHeaders headers, HttpStatusCode status, ServerWebExchange exchange) {
+        List<Violation> vs = new ArrayList<>();
+        ex.getParameterValidationResults().forEach(r -> r.getResolvableErrors().forEach(e -> {
+            String name = r.getMethodParameter().getParameterName();
+            vs.add(new Violation(name == null ? "" : "/" + Violation.escape(name), e.getDefaultMessage()));
+        }));
+        return handleException(ApiProblem.invalid(vs.isEmpty() ? List.of(new Violation("", "invalid request")) : vs), exchange);
+    }
+
+    /**
+     * Last stop of every answer this advice builds: each problem body gets {@code instance} (the
+     * request path) and a {@code type} of ours instead of {@code about:blank}, and is written as
+     * problem+json whatever the handler produces (an SSE endpoint's errors too).
+     */
+    @Override
+    protected Mono<ResponseEntity<Object>> createResponseEntity(Object body, HttpHeaders headers, HttpStatusCode status,
+            ServerWebExchange exchange) {
+        if (body instanceof ProblemDetail pd) {
+            if (pd.getInstance() == null) {
+                pd.setInstance(URI.create(exchange.getRequest().getPath().value()));
+            }
+            if (pd.getType() == null || "about:blank".equals(pd.getType().toString())) {
+                pd.setType(ApiProblem.type(ProblemErrorWebExceptionHandler.slug(status)));
+            }
+            HttpHeaders h = new HttpHeaders();
+            h.addAll(headers);
+            h.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+            headers = h;
+            exchange.getAttributes().remove(HandlerMapping.PRODUCIBLE_MEDIA_TYPES_ATTRIBUTE);
+        }
+        return super.createResponseEntity(body, headers, status, exchange);
+    }
+
+    /** Where in the body reading failed, and why, worded for the client (no class names). */
+    static Violation inputViolation(Throwable ex) {
+        Throwable t = ex;
+        while (t != null && !(t instanceof JacksonException)) {
+            if (t instanceof DataBufferLimitException) {
+                return new Violation("", "request body too large");
+            }
+            t = t.getCause();
+        }
+        if (t instanceof JacksonException je) {
+            String pointer = pointerOf(je);
+            String why = je instanceof StreamReadException ? "malformed JSON" : "wrong type or value";
+            String at = je.getLocation() == null ? "" : " at line " + je.getLocation().getLineNr() + ", column " + je.getLocation().getColumnNr();
+            return new Violation(pointer, why + at + ": " + je.getOriginalMessage());
+        }
+        if (ex instanceof ServerWebInputException swe && swe.getCause() instanceof DecodingException de) {
+            return new Violation("", de.getMessage() == null ? "unreadable body" : "unreadable body");
+        }
+        String reason = ex instanceof ServerWebInputException swe ? swe.getReason() : null;
+        return new Violation("", reason == null ? "unreadable request" : reason);
+    }
+
+    static String pointerOf(JacksonException je) {
+        if (!je.getPath().isEmpty()) {
+            StringBuilder sb = new StringBuilder();
+            for (JacksonException.Reference r : je.getPath()) {
+                sb.append('/');
+                if (r.getPropertyName() != null) {
+                    sb.append(Violation.escape(r.getPropertyName()));
+                } else if (r.getIndex() >= 0) {
+                    sb.append(r.getIndex());
+                }
+            }
+            return sb.toString();
+        }
+        if (je instanceof StreamReadException sre && sre.processor() instanceof JsonParser p && p.streamReadContext() != null) {
+            return p.streamReadContext().pathAsPointer().toString();
+        }
+        return "";
+    }
+
+    /** {@code items[2].name} (a bean property path) to {@code /items/2/name}. */
+    static String pointerOf(String field) {
+        StringBuilder sb = new StringBuilder();
+        for (String part : field.split("\\.")) {
+            int b = part.indexOf('[');
+            String name = b < 0 ? part : part.substring(0, b);
+            sb.append('/').append(Violation.escape(name));
+            while (b >= 0) {
+                int e = part.indexOf(']', b);
+                sb.append('/').append(part, b + 1, e);
+                b = part.indexOf('[', e);
+            }
+        }
+        return sb.toString();
+    }
+}

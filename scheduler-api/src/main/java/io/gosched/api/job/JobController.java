@@ -1,0 +1,112 @@
+package io.gosched.api.job;
+
+import java.net.URI;
+
+import io.gosched.api.error.ApiProblem;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import reactor.core.publisher.Flux;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Jobs over HTTP. The body of POST is read as a JSON tree and validated by hand (JobSpecParser)
+ * so that every violation, however deep in the workload, is named by its JSON pointer.
+ */
+@RestController
+@RequestMapping("/api/v1/jobs")
+@Tag(name = "jobs", description = "Workloads run as goroutines")
+class JobController {
+
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+
+    /** The answer of GET .../result. */
+    record ResultView(String id, JobState state, JobView.Result result, JobView.Error error) {}
+
+    private final JobService jobs;
+
+    JobController(JobService jobs) {
+        this.jobs = jobs;
+    }
+
+    @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(summary = "Submit a job (a workload, or a template with params); 202 with Location")
+    ResponseEntity<JobView> submit(@RequestBody JsonNode body,
+            @RequestHeader(name = IDEMPOTENCY_KEY, required = false) String idempotencyKey) {
+        JobService.Submitted s = jobs.submit(body, idempotencyKey);
+        ResponseEntity.BodyBuilder b = ResponseEntity.status(HttpStatus.ACCEPTED).location(URI.create("/api/v1/jobs/" + s.job().id()));
+        if (s.replayed()) {
+            b.header("Idempotent-Replayed", "true");
+        }
+        return b.body(s.job());
+    }
+
+    @GetMapping
+    @Operation(summary = "List jobs, newest first; filter by state (queued, running, succeeded, failed, cancelled, timed_out)")
+    JobService.Page list(@RequestParam(required = false) String state, @RequestParam(defaultValue = "0") int page,
+            @RequestParam(defaultValue = "50") int size) {
+        JobState st = null;
+        if (state != null) {
+            st = JobState.of(state);
+            if (st == null) {
+                throw ApiProblem.invalid("/state", "must be one of queued, running, succeeded, failed, cancelled, timed_out");
+            }
+        }
+        if (page < 0 || page > 1_000_000) {
+            throw ApiProblem.invalid("/page", "must be between 0 and 1000000");
+        }
+        if (size < 1 || size > 500) {
+            throw ApiProblem.invalid("/size", "must be between 1 and 500");
+        }
+        return jobs.list(st, page, size);
+    }
+
+    @GetMapping("/{id}")
+    @Operation(summary = "A job's state, timings, counters, result or error")
+    JobView get(@PathVariable String id) {
+        return jobs.get(id);
+    }
+
+    @GetMapping("/{id}/result")
+    @Operation(summary = "200 with the result once the job is final; 202 while it is queued or running")
+    ResponseEntity<ResultView> result(@PathVariable String id) {
+        JobView v = jobs.get(id);
+        ResultView r = new ResultView(v.id(), v.state(), v.result(), v.error());
+        if (!v.state().isFinal()) {
+            return ResponseEntity.status(HttpStatus.ACCEPTED).header("Retry-After", "1").body(r);
+        }
+        return ResponseEntity.ok(r);
+    }
+
+    @DeleteMapping("/{id}")
+    @Operation(summary = "Cancel: 200 if cancelled at once (it was queued), 202 if its goroutines are being stopped")
+    ResponseEntity<JobView> cancel(@PathVariable String id) {
+        JobService.Cancelled c = jobs.cancel(id);
+        return ResponseEntity.status(c.done() ? HttpStatus.OK : HttpStatus.ACCEPTED).body(c.job());
+    }
+
+    @PostMapping("/{id}/retry")
+    @Operation(summary = "Run a failed, cancelled or timed-out job again")
+    ResponseEntity<JobView> retry(@PathVariable String id) {
+        return ResponseEntity.status(HttpStatus.ACCEPTED).location(URI.create("/api/v1/jobs/" + id)).body(jobs.retry(id));
+    }
+
+    @GetMapping(path = "/{id}/events", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+    @Operation(summary = "Server-sent events: 'state' on every state change, 'progress' as counters move; ends when final")
+    Flux<ServerSentEvent<JobView>> events(@PathVariable String id) {
+        return jobs.events(id);
+    }
+}

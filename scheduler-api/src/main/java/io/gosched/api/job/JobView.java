@@ -1,0 +1,28 @@
+package io.gosched.api.job;
+
+import java.time.Instant;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A job as GET /api/v1/jobs/{id} shows it: a consistent snapshot.
+ *
+ * @param maxGoroutines  what admission control reserved for one attempt
+ * @param result         only when succeeded: the last value a recv step took (null if none)
+ * @param error          only when failed: the failing step's JSON pointer and why
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
+        long timeoutMs, Instant submittedAt, Instant notBefore, Instant queuedAt, Instant startedAt, Instant finishedAt,
+        Long durationMs, Counters counters, long maxGoroutines, Result result, Error error) {
+
+    /** Work done so far, all attempts added up; {@code liveGoroutines} is the current attempt's. */
+    public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
+
+    /** The result of a succeeded job. */
+    public record Result(@JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lastReceived) {}
+
+    /** Why a job failed: the step by JSON pointer into the workload, and the reason. */
+    public record Error(String pointer, String detail) {}
+}

@@ -1,0 +1,63 @@
+package io.gosched.api.security;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.gosched.api.ApiProperties;
+import io.gosched.api.error.ApiProblem;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+/**
+ * Refuses request bodies over {@code gosched.api.limits.max-body-bytes} with 413 before they are
+ * buffered: at once when {@code Content-Length} says so, otherwise (chunked bodies) as soon as
+ * the bytes read pass the limit. Set below the codecs' in-memory limit so this answer, not a
+ * decoder's, is what a client sees.
+ */
+public class BodyLimitFilter implements WebFilter, Ordered {
+
+    private final long limit;
+
+    public BodyLimitFilter(ApiProperties properties) {
+        this.limit = properties.limits().maxBodyBytes();
+    }
+
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE + 20;
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        if (!BearerTokenFilter.isApi(exchange)) {
+            return chain.filter(exchange);
+        }
+        long declared = exchange.getRequest().getHeaders().getContentLength();
+        if (declared > limit) {
+            return Mono.error(ApiProblem.payloadTooLarge(limit));
+        }
+        ServerHttpRequest counted = new ServerHttpRequestDecorator(exchange.getRequest()) {
+            @Override
+            public Flux<DataBuffer> getBody() {
+                AtomicLong seen = new AtomicLong();
+                return super.getBody().handle((buf, sink) -> {
+                    if (seen.addAndGet(buf.readableByteCount()) > limit) {
+                        DataBufferUtils.release(buf);
+                        sink.error(ApiProblem.payloadTooLarge(limit));
+                    } else {
+                        sink.next(buf);
+                    }
+                });
+            }
+        };
+        return chain.filter(exchange.mutate().request(counted).build());
+    }
+}

@@ -1,0 +1,93 @@
+package io.gosched.api.workload;
+
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.gosched.context.CancelContext;
+import io.gosched.runtime.Chan;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * What one run (attempt) of a job shares between its goroutines: the context every step
+ * observes, the channels its steps name, its counters, and the first failure.
+ *
+ * <p>Thread-safe: goroutines of the run update it from any M.
+ */
+public final class Run {
+
+    /** A failure of one step, naming the step by its JSON pointer. */
+    public record Failure(String pointer, String detail) {}
+
+    private final CancelContext context;
+    private final Map<String, Chan<Object>> channels;
+
+    final AtomicLong goroutinesSpawned = new AtomicLong();
+    final AtomicLong messagesSent = new AtomicLong();
+    final AtomicLong messagesReceived = new AtomicLong();
+    final AtomicLong stepsRun = new AtomicLong();
+    /** Goroutines of this run not yet ended, the main one included. Zero once {@link Interpreter#run} returns. */
+    final AtomicInteger live = new AtomicInteger();
+    final AtomicReference<JsonNode> lastReceived = new AtomicReference<>();
+    private final AtomicReference<Failure> failure = new AtomicReference<>();
+
+    /**
+     * @param context   cancelled by DELETE, by the deadline, or by the run itself on its first failure
+     * @param channels  every channel name the workload uses, resolved before the run starts
+     */
+    public Run(CancelContext context, Map<String, Chan<Object>> channels) {
+        this.context = context;
+        this.channels = Map.copyOf(channels);
+    }
+
+    public CancelContext context() {
+        return context;
+    }
+
+    Chan<Object> channel(String name) {
+        Chan<Object> ch = channels.get(name);
+        if (ch == null) {
+            // The parser collected every name and the job service resolved them all: a miss is a bug here.
+            throw new IllegalStateException("channel '" + name + "' was not resolved before the run");
+        }
+        return ch;
+    }
+
+    /**
+     * Records {@code f} if it is the run's first failure and cancels the run's context, so that
+     * every other goroutine of the run ends too (errgroup semantics).
+     */
+    public void fail(Failure f) {
+        failure.compareAndSet(null, f);
+        context.cancel();
+    }
+
+    public Failure failure() {
+        return failure.get();
+    }
+
+    public long goroutinesSpawned() {
+        return goroutinesSpawned.get();
+    }
+
+    public long messagesSent() {
+        return messagesSent.get();
+    }
+
+    public long messagesReceived() {
+        return messagesReceived.get();
+    }
+
+    public long stepsRun() {
+        return stepsRun.get();
+    }
+
+    public int liveGoroutines() {
+        return live.get();
+    }
+
+    public JsonNode lastReceived() {
+        return lastReceived.get();
+    }
+}

@@ -1,0 +1,90 @@
+package io.gosched.api.channel;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.error.ApiProblem;
+import io.gosched.api.testapp.TestProperties;
+import io.gosched.runtime.Received;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.test.StepVerifier;
+import tools.jackson.databind.node.JsonNodeFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The withdrawal rules of HTTP sends and receives, without HTTP. */
+class ChannelServiceTest {
+
+    final ChannelService channels = new ChannelService(TestProperties.api(Map.of()), new ApiMetrics(null));
+    final JsonNodeFactory f = JsonNodeFactory.instance;
+
+    @Test
+    void aTimedOutSendIsWithdrawnAndNeverDelivered() {
+        channels.create("a", 0);
+        StepVerifier.create(channels.send("a", f.numberNode(1), Duration.ofMillis(20)))
+                .assertNext(r -> assertThat(r).isEqualTo(new ChannelService.SendResult(false, "timeout"))).verifyComplete();
+        assertThat(channels.view(channels.get("a")).waitingSenders()).isZero();
+        assertThat(channels.lookup("a").tryRecv()).as("nothing left behind").isNull();
+    }
+
+    @Test
+    void aCancelledSendIsWithdrawnToo() {
+        channels.create("b", 0);
+        Disposable d = channels.send("b", f.numberNode(1), Duration.ofSeconds(30)).subscribe();
+        assertThat(channels.view(channels.get("b")).waitingSenders()).isEqualTo(1);
+        d.dispose(); // the client hung up
+        assertThat(channels.view(channels.get("b")).waitingSenders()).isZero();
+        assertThat(channels.lookup("b").tryRecv()).isNull();
+    }
+
+    @Test
+    void aCancelledReceiveTakesNothing() {
+        channels.create("c", 0);
+        Disposable d = channels.recv("c", Duration.ofSeconds(30)).subscribe();
+        assertThat(channels.view(channels.get("c")).waitingReceivers()).isEqualTo(1);
+        d.dispose();
+        assertThat(channels.view(channels.get("c")).waitingReceivers()).isZero();
+        assertThat(channels.lookup("c").trySend(f.numberNode(5))).as("no receiver is left to take it").isFalse();
+    }
+
+    @Test
+    void aValueThatBeatsTheTimerIsReturned() {
+        channels.create("d", 1);
+        channels.lookup("d").trySend(f.stringNode("x"));
+        StepVerifier.create(channels.recv("d", Duration.ZERO))
+                .assertNext(r -> assertThat(r).isEqualTo(new ChannelService.RecvResult(true, f.stringNode("x"), true, null)))
+                .verifyComplete();
+    }
+
+    @Test
+    void shutdownAnswersPendingCallsAndRefusesNewOnes() {
+        channels.create("e", 0);
+        StepVerifier.create(channels.recv("e", Duration.ofSeconds(30)))
+                .then(channels::beginShutdown)
+                .assertNext(r -> assertThat(r.reason()).isEqualTo("shutdown"))
+                .verifyComplete();
+        assertThatThrownBy(() -> channels.send("e", f.numberNode(1), Duration.ofSeconds(1)))
+                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
+        assertThatThrownBy(() -> channels.create("f", 0))
+                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
+    }
+
+    @Test
+    void closeWakesPendingReceiversWithOkFalseAndFailsSenders() {
+        channels.create("g", 0);
+        StepVerifier.create(channels.recv("g", Duration.ofSeconds(30)))
+                .then(() -> channels.close("g"))
+                .assertNext(r -> assertThat(r).isEqualTo(new ChannelService.RecvResult(true, null, false, null)))
+                .verifyComplete();
+        channels.create("h", 0);
+        StepVerifier.create(channels.send("h", f.numberNode(1), Duration.ofSeconds(30)))
+                .then(() -> channels.delete("h"))
+                .expectErrorSatisfies(e -> assertThat(((ApiProblem) e).getStatusCode().value()).isEqualTo(409))
+                .verify(Duration.ofSeconds(5));
+        Received<Object> closed = channels.lookup("g").tryRecv();
+        assertThat(closed.ok()).isFalse();
+    }
+}

@@ -1,0 +1,78 @@
+package io.gosched.web.telemetry;
+
+import java.net.URI;
+import java.time.Duration;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
+
+/** {@code GET /api/v1/telemetry/stream}: scheduler snapshots as server-sent events. */
+@RestController
+class TelemetryController {
+
+    static final URI BAD_INTERVAL = URI.create("https://gosched.io/problems/telemetry-interval");
+
+    private final TelemetryStream stream;
+
+    TelemetryController(TelemetryStream stream) {
+        this.stream = stream;
+    }
+
+    /**
+     * One {@code snapshot} event at once and then one per {@code intervalMs} (default 1000), bounded
+     * by {@code gosched.telemetry.stream.min-interval}/{@code max-interval}; a bad value is a 400
+     * problem detail naming the parameter.
+     */
+    @GetMapping(path = "/api/v1/telemetry/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+    Flux<ServerSentEvent<TelemetrySnapshot>> stream(@RequestParam(required = false) String intervalMs) {
+        return stream.events(interval(intervalMs));
+    }
+
+    private Duration interval(String raw) {
+        TelemetryProperties.Stream p = stream.properties();
+        if (raw == null) {
+            return p.defaultInterval();
+        }
+        long ms;
+        try {
+            ms = Long.parseLong(raw.strip());
+        } catch (NumberFormatException e) {
+            throw new BadInterval(raw, p);
+        }
+        if (ms < p.minInterval().toMillis() || ms > p.maxInterval().toMillis()) {
+            throw new BadInterval(raw, p);
+        }
+        return Duration.ofMillis(ms);
+    }
+
+    /** Rendered here rather than by a global advice so the problem is the same whatever else is on the classpath. */
+    @ExceptionHandler(BadInterval.class)
+    ResponseEntity<ProblemDetail> badInterval(BadInterval e) {
+        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
+        pd.setType(BAD_INTERVAL);
+        pd.setTitle("Invalid telemetry interval");
+        pd.setProperty("parameter", "intervalMs");
+        pd.setProperty("min", e.min);
+        pd.setProperty("max", e.max);
+        return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+    }
+
+    static final class BadInterval extends RuntimeException {
+        final long min;
+        final long max;
+
+        BadInterval(String raw, TelemetryProperties.Stream p) {
+            super("intervalMs must be an integer from " + p.minInterval().toMillis() + " to "
+                    + p.maxInterval().toMillis() + ", was '" + raw + "'");
+            this.min = p.minInterval().toMillis();
+            this.max = p.maxInterval().toMillis();
+        }
+    }
+}

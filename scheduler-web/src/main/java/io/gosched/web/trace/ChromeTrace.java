@@ -1,0 +1,159 @@
+package io.gosched.web.trace;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Turns scheduler events into the Chrome trace-event format (the JSON object form with
+ * {@code traceEvents}), which Perfetto and chrome://tracing open.
+ *
+ * <p>Layout: one process "gosched"; one thread (track) per P, named {@code P<n>}, holding a
+ * complete ({@code "X"}) slice per goroutine run, from GoStart to whatever ended the run (GoEnd,
+ * GoPark, GoPreempt, GoSched, GoSysCall), with the ending in the slice's args; instants
+ * ({@code "i"}, thread scope) on the P track for steals, unparks, creations and hand-offs; a
+ * "syscalls" track with one slice per syscall; a "no P" track for events from outside the
+ * scheduler. Timestamps are microseconds with nanosecond fractions, as the format wants.
+ *
+ * <p>A run still open when the recording stopped is closed at the last event's time and marked
+ * {@code "end": "recording stopped"}, so no slice is lost at the edge.
+ */
+public final class ChromeTrace {
+
+    static final int PID = 1;
+    static final int NO_P_TID = 100_000;
+    static final int SYSCALL_TID = 100_001;
+
+    private ChromeTrace() {}
+
+    /** The trace-event JSON object (as maps and lists, for any JSON encoder). */
+    public static Map<String, Object> of(List<TraceEvent> events) {
+        List<TraceEvent> sorted = new ArrayList<>(events);
+        sorted.sort(Comparator.comparingLong(TraceEvent::tsNanos));
+        List<Map<String, Object>> out = new ArrayList<>();
+        TreeSet<Integer> procs = new TreeSet<>();
+        Map<Integer, TraceEvent> running = new HashMap<>();     // P -> the GoStart of its current run
+        Map<Long, TraceEvent> inSyscall = new HashMap<>();      // goid -> its GoSysCall
+        long last = sorted.isEmpty() ? 0 : sorted.getLast().tsNanos();
+
+        for (TraceEvent e : sorted) {
+            if (e.p() >= 0) {
+                procs.add(e.p());
+            }
+            int tid = e.p() >= 0 ? e.p() : NO_P_TID;
+            switch (e.kind()) {
+                case TraceEvent.GO_START -> {
+                    TraceEvent open = running.put(e.p(), e);
+                    if (open != null) { // a run whose end was not recorded (ring overwrite): close it here
+                        out.add(slice(open, e.tsNanos(), "next run started"));
+                    }
+                }
+                case TraceEvent.GO_END, TraceEvent.GO_PARK, TraceEvent.GO_PREEMPT, TraceEvent.GO_SCHED,
+                     TraceEvent.GO_SYSCALL -> {
+                    TraceEvent open = running.remove(e.p());
+                    if (open != null) {
+                        out.add(slice(open, e.tsNanos(), endName(e)));
+                    }
+                    if (e.kind().equals(TraceEvent.GO_SYSCALL)) {
+                        inSyscall.put(e.goid(), e);
+                    } else if (!e.kind().equals(TraceEvent.GO_END)) {
+                        out.add(instant(e, tid, endName(e), Map.of("goid", e.goid(), "arg", e.arg())));
+                    }
+                }
+                case TraceEvent.GO_SYSEXIT -> {
+                    TraceEvent enter = inSyscall.remove(e.goid());
+                    if (enter != null) {
+                        out.add(complete("syscall G" + e.goid(), SYSCALL_TID, enter.tsNanos(), e.tsNanos(),
+                                Map.of("goid", e.goid(), "pRetaken", e.arg() == 1)));
+                    }
+                }
+                case TraceEvent.STEAL -> out.add(instant(e, tid, "steal from P" + e.stealVictim(),
+                        Map.of("victim", e.stealVictim(), "goroutines", e.stealCount(), "firstGoid", e.goid())));
+                case TraceEvent.GO_UNPARK -> out.add(instant(e, tid, "unpark G" + e.goid(),
+                        Map.of("goid", e.goid(), "by", e.arg())));
+                case TraceEvent.GO_CREATE -> out.add(instant(e, tid, "create G" + e.goid(),
+                        Map.of("goid", e.goid(), "parent", e.arg())));
+                case TraceEvent.PROC_HANDOFF -> out.add(instant(e, tid, "handoff P" + e.p(),
+                        Map.of("reason", e.arg() == 0 ? "syscall" : e.arg() == 1 ? "preempt" : "other")));
+                default -> out.add(instant(e, tid, e.kind(), Map.of("goid", e.goid(), "arg", e.arg())));
+            }
+        }
+        running.values().stream().sorted(Comparator.comparingInt(TraceEvent::p))
+                .forEach(open -> out.add(slice(open, last, "recording stopped")));
+
+        List<Map<String, Object>> meta = new ArrayList<>();
+        meta.add(metadata("process_name", 0, Map.of("name", "gosched")));
+        for (int p : procs) {
+            meta.add(metadata("thread_name", p, Map.of("name", "P" + p)));
+            meta.add(metadata("thread_sort_index", p, Map.of("sort_index", p)));
+        }
+        meta.add(metadata("thread_name", SYSCALL_TID, Map.of("name", "syscalls")));
+        meta.add(metadata("thread_name", NO_P_TID, Map.of("name", "no P")));
+        meta.addAll(out);
+
+        Map<String, Object> trace = new LinkedHashMap<>();
+        trace.put("traceEvents", meta);
+        trace.put("displayTimeUnit", "ns");
+        trace.put("otherData", Map.of("source", "gosched", "events", events.size()));
+        return trace;
+    }
+
+    private static String endName(TraceEvent e) {
+        return switch (e.kind()) {
+            case TraceEvent.GO_END -> "end";
+            case TraceEvent.GO_PARK -> "park";
+            case TraceEvent.GO_PREEMPT -> e.arg() == 1 ? "preempt (handoff)" : "preempt";
+            case TraceEvent.GO_SCHED -> "yield";
+            case TraceEvent.GO_SYSCALL -> "syscall";
+            default -> e.kind();
+        };
+    }
+
+    private static Map<String, Object> slice(TraceEvent start, long endNanos, String end) {
+        return complete("G" + start.goid(), start.p(), start.tsNanos(), endNanos, Map.of("goid", start.goid(), "end", end));
+    }
+
+    private static Map<String, Object> complete(String name, int tid, long fromNanos, long toNanos, Map<String, Object> args) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", name);
+        m.put("cat", "goroutine");
+        m.put("ph", "X");
+        m.put("pid", PID);
+        m.put("tid", tid);
+        m.put("ts", micros(fromNanos));
+        m.put("dur", micros(Math.max(0, toNanos - fromNanos)));
+        m.put("args", args);
+        return m;
+    }
+
+    private static Map<String, Object> instant(TraceEvent e, int tid, String name, Map<String, Object> args) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", name);
+        m.put("cat", "sched");
+        m.put("ph", "i");
+        m.put("s", "t");
+        m.put("pid", PID);
+        m.put("tid", tid);
+        m.put("ts", micros(e.tsNanos()));
+        m.put("args", args);
+        return m;
+    }
+
+    private static Map<String, Object> metadata(String name, int tid, Map<String, Object> args) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", name);
+        m.put("ph", "M");
+        m.put("pid", PID);
+        m.put("tid", tid);
+        m.put("args", args);
+        return m;
+    }
+
+    private static double micros(long nanos) {
+        return nanos / 1000.0;
+    }
+}

@@ -1,0 +1,262 @@
+// The live page: draws the scheduler from /api/v1/telemetry/stream (SSE), lists jobs from
+// /api/v1/jobs and starts template jobs from /api/v1/workloads. No libraries: it must work offline.
+//
+// When the service sets gosched.api.token, every /api/v1 call needs "Authorization: Bearer ...".
+// EventSource cannot send headers, so the stream is read with fetch() and parsed here; after a 401
+// the page shows a token field and keeps the token for the tab (sessionStorage).
+'use strict';
+
+const RUNQ_SLOTS = 256;          // size of a P's local ring (Go: runtime/runtime2.go runq [256]guintptr)
+const HISTORY = 120;             // points kept in the rate chart
+const STREAM_INTERVAL_MS = 500;
+
+const $ = (id) => document.getElementById(id);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const TOKEN_KEY = 'gosched.token';
+
+function api(path, options = {}) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = Object.assign({}, options.headers || {});
+  if (token) headers.Authorization = 'Bearer ' + token;
+  return fetch(path, Object.assign({}, options, { headers })).then((r) => {
+    if (r.status === 401) askForToken();
+    return r;
+  });
+}
+
+function askForToken() {
+  const field = $('token');
+  field.hidden = false;
+  setConn('token needed', false);
+}
+const fmt = (n) => (n === undefined || n === null) ? '–' : Number(n).toLocaleString('en-US');
+const history = [];              // {t, steals, preempt, handoff} per second
+let previous = null;             // last snapshot, to turn totals into rates
+
+function fmtSeconds(s) {
+  if (!s) return '0';
+  if (s < 1e-3) return (s * 1e6).toFixed(0) + 'µs';
+  if (s < 1) return (s * 1e3).toFixed(1) + 'ms';
+  return s.toFixed(2) + 's';
+}
+
+// ---- Ps --------------------------------------------------------------------------------------
+
+function lane(p) {
+  let el = document.querySelector(`.lane[data-p="${p.id}"]`);
+  if (!el) {
+    el = document.createElement('div');
+    el.className = 'lane';
+    el.dataset.p = p.id;
+    el.innerHTML = `<span class="pid">P${p.id}</span><span class="status"></span>
+      <div class="bar" title="local run queue"><div class="fill"></div></div><span class="runq num"></span>
+      <span class="runnext" title="runnext"></span><span class="current" title="current goroutine"></span><span class="m"></span>`;
+    $('lanes').appendChild(el);
+  }
+  return el;
+}
+
+function drawProcs(procs) {
+  const live = new Set(procs.map((p) => String(p.id)));
+  for (const el of document.querySelectorAll('.lane')) {
+    if (!live.has(el.dataset.p)) el.remove();   // procresize shrank GOMAXPROCS
+  }
+  for (const p of procs) {
+    const el = lane(p);
+    const st = el.querySelector('.status');
+    st.textContent = p.status;
+    st.className = 'status ' + p.status;
+    el.querySelector('.fill').style.width = Math.min(100, 100 * p.runqueue / RUNQ_SLOTS) + '%';
+    el.querySelector('.runq').textContent = p.runqueue;
+    el.querySelector('.runnext').textContent = p.runnext >= 0 ? 'next G' + p.runnext : 'next –';
+    el.querySelector('.current').textContent = p.current >= 0 ? 'run G' + p.current : 'run –';
+    el.querySelector('.m').textContent = p.m >= 0 ? 'M' + p.m : '–';
+  }
+}
+
+// ---- rates chart -----------------------------------------------------------------------------
+
+function pushRates(s) {
+  if (previous && s.timeMillis > previous.timeMillis) {
+    const dt = (s.timeMillis - previous.timeMillis) / 1000;
+    const c = s.counters, q = previous.counters;
+    const point = {
+      steals: Math.max(0, c.steals - q.steals) / dt,
+      preempt: Math.max(0, (c.preemptions + c.preemptHandoffs) - (q.preemptions + q.preemptHandoffs)) / dt,
+      handoff: Math.max(0, c.handoffs - q.handoffs) / dt,
+    };
+    history.push(point);
+    if (history.length > HISTORY) history.shift();
+    $('steals-rate').textContent = point.steals.toFixed(1);
+    $('preempt-rate').textContent = point.preempt.toFixed(1);
+    $('handoff-rate').textContent = point.handoff.toFixed(1);
+  }
+  previous = s;
+  drawChart();
+}
+
+function drawChart() {
+  const canvas = $('chart');
+  const ratio = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth || canvas.width, h = canvas.clientHeight || canvas.height;
+  if (canvas.width !== Math.round(w * ratio)) { canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio); }
+  const g = canvas.getContext('2d');
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.clearRect(0, 0, w, h);
+  const css = getComputedStyle(document.documentElement);
+  const max = Math.max(1, ...history.flatMap((p) => [p.steals, p.preempt, p.handoff]));
+  g.strokeStyle = '#273039'; g.fillStyle = '#7f8b98'; g.font = '11px system-ui'; g.lineWidth = 1;
+  for (let i = 0; i <= 4; i++) {
+    const y = 8 + (h - 16) * i / 4;
+    g.beginPath(); g.moveTo(36, y); g.lineTo(w, y); g.stroke();
+    g.fillText((max * (4 - i) / 4).toFixed(max < 8 ? 1 : 0), 2, y + 4);
+  }
+  const series = [['steals', '--steal'], ['preempt', '--pre'], ['handoff', '--hand']];
+  for (const [key, color] of series) {
+    g.strokeStyle = css.getPropertyValue(color).trim() || '#fff';
+    g.lineWidth = 2;
+    g.beginPath();
+    history.forEach((p, i) => {
+      const x = 36 + (w - 40) * i / (HISTORY - 1);
+      const y = 8 + (h - 16) * (1 - p[key] / max);
+      if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
+    });
+    g.stroke();
+  }
+}
+
+// ---- one snapshot ----------------------------------------------------------------------------
+
+function render(s) {
+  $('gomaxprocs').textContent = s.gomaxprocs;
+  $('goroutines').textContent = fmt(s.goroutines.total);
+  $('runnable').textContent = fmt(s.goroutines.runnable);
+  $('waiting').textContent = fmt(s.goroutines.waiting);
+  $('spawned').textContent = fmt(s.counters.spawned);
+  $('schedules').textContent = fmt(s.counters.schedules);
+  $('latency').textContent = fmtSeconds(s.latency.p50Seconds) + ' / ' + fmtSeconds(s.latency.p99Seconds);
+  $('global-runq').textContent = fmt(s.globalRunqueue);
+  // The global queue is unbounded; scale the bar to 4 rings so a backlog stays visible.
+  $('global-fill').style.width = Math.min(100, 100 * s.globalRunqueue / (4 * RUNQ_SLOTS)) + '%';
+  for (const k of ['running', 'spinning', 'idle', 'syscall', 'total']) $('ms-' + k).textContent = s.threads[k];
+  $('schedtrace').textContent = s.schedtrace + '\n' + s.procs.map((p) =>
+    `  P${p.id}: status=${p.status} schedtick=${p.schedtick} syscalltick=${p.syscalltick} m=${p.m} runqsize=${p.runqueue} timers=${p.timers}`).join('\n');
+  drawProcs(s.procs);
+  pushRates(s);
+}
+
+function setConn(text, on) {
+  $('conn').textContent = text;
+  $('conn').className = on ? 'conn on' : 'conn off';
+}
+
+/** One SSE block ("event:…", "data:…" lines); comments (":keepalive") are ignored. */
+function handleBlock(block) {
+  let event = 'message';
+  const data = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (line.startsWith('event:')) event = line.slice(6).trim();
+    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  if (event === 'snapshot' && data.length) {
+    setConn('live', true);
+    render(JSON.parse(data.join('\n')));
+  }
+}
+
+/** Reads the stream for as long as the page lives, reconnecting after 2 s on any end or error. */
+async function connect() {
+  for (;;) {
+    try {
+      const r = await api('/api/v1/telemetry/stream?intervalMs=' + STREAM_INTERVAL_MS,
+        { headers: { Accept: 'text/event-stream' } });
+      if (r.ok) {
+        const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+            handleBlock(buffer.slice(0, end));
+            buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+          }
+        }
+      }
+    } catch (e) { /* network error: retry below */ }
+    if ($('conn').textContent !== 'token needed') setConn('reconnecting…', false);
+    await sleep(2000);
+  }
+}
+
+// ---- jobs ------------------------------------------------------------------------------------
+
+let templates = [];
+
+function showParams() {
+  const t = templates.find((x) => x.name === $('template').value);
+  $('template-desc').textContent = t ? t.description : '';
+  const box = $('params');
+  box.innerHTML = '';
+  for (const p of (t ? t.params : [])) {
+    const label = document.createElement('label');
+    label.title = p.description;
+    label.innerHTML = `<span>${p.name}</span><input type="number" name="${p.name}" min="${p.min}" max="${p.max}" value="${p.defaultValue}">`;
+    box.appendChild(label);
+  }
+}
+
+async function loadTemplates() {
+  try {
+    const r = await api('/api/v1/workloads');
+    templates = (await r.json()).templates || [];
+  } catch (e) {
+    templates = [];
+  }
+  $('template').innerHTML = templates.map((t) => `<option value="${t.name}">${t.name}</option>`).join('');
+  showParams();
+}
+
+async function submitJob(ev) {
+  ev.preventDefault();
+  const params = {};
+  for (const input of $('params').querySelectorAll('input')) params[input.name] = Number(input.value);
+  $('job-status').textContent = 'submitting…';
+  try {
+    const r = await api('/api/v1/jobs', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ template: $('template').value, params }),
+    });
+    const body = await r.json();
+    $('job-status').textContent = r.ok ? `job ${body.id} ${body.state}` : `${r.status}: ${body.detail || body.title}`;
+    loadJobs();
+  } catch (e) {
+    $('job-status').textContent = 'failed: ' + e;
+  }
+}
+
+async function loadJobs() {
+  try {
+    const r = await api('/api/v1/jobs?size=10');
+    if (!r.ok) return;
+    const page = await r.json();
+    $('jobs').querySelector('tbody').innerHTML = (page.items || []).map((j) => `<tr>
+      <td>${j.id}</td><td>${j.template || j.name || ''}</td><td class="state ${j.state}">${j.state}</td>
+      <td>${j.counters ? fmt(j.counters.goroutinesSpawned) : ''}</td><td>${j.durationMs ?? ''}</td></tr>`).join('');
+  } catch (e) { /* the next poll retries */ }
+}
+
+$('token').addEventListener('change', () => {
+  sessionStorage.setItem(TOKEN_KEY, $('token').value.trim());
+  setConn('connecting…', false);
+  loadTemplates();
+  loadJobs();
+});
+$('template').addEventListener('change', showParams);
+$('job-form').addEventListener('submit', submitJob);
+window.addEventListener('resize', drawChart);
+loadTemplates();
+loadJobs();
+setInterval(loadJobs, 2000);
+connect();

@@ -1,0 +1,61 @@
+package io.gosched.web.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/** The dashboard JSON is provisionable and covers what issue 6 asks for. */
+class DashboardTest {
+
+    private final Dashboard dashboard = Dashboard.load();
+
+    @Test
+    void provisionableAsIs() {
+        assertThat(dashboard.json.get("uid").asString()).isEqualTo("gosched");
+        assertThat(dashboard.json.get("id").isNull()).isTrue();
+        assertThat(dashboard.json.has("__inputs")).as("UI-export inputs do not resolve when provisioned").isFalse();
+        Set<Integer> ids = new HashSet<>();
+        for (JsonNode p : dashboard.panels()) {
+            assertThat(ids.add(p.get("id").asInt())).as("unique panel id %s", p.get("id")).isTrue();
+            if (p.has("targets")) {
+                assertThat(p.get("datasource").get("uid").asString()).as(p.get("title").asString()).isEqualTo("prometheus");
+            }
+        }
+    }
+
+    @Test
+    void hasPanelsForEveryConcern() {
+        List<String> kinds = dashboard.panels().stream().map(p -> p.get("type").asString()).toList();
+        assertThat(kinds).contains("heatmap", "timeseries", "stat");
+        assertThat(dashboard.metricNames()).contains(
+                "gosched_sched_latencies_seconds_bucket", "gosched_runqueue_local_goroutines",
+                "gosched_runqueue_global_goroutines", "gosched_threads", "gosched_steals_total",
+                "gosched_preemptions_total", "gosched_jobs_finished_total", "gosched_jobs_duration_seconds_bucket",
+                "gosched_jobs_live", "gosched_sched_goroutines_runnable_goroutines", "gosched_channel_operations_total");
+        JsonNode heatmap = dashboard.panels().stream().filter(p -> p.get("type").asString().equals("heatmap")).findFirst().orElseThrow();
+        assertThat(heatmap.get("targets").get(0).get("format").asString()).isEqualTo("heatmap");
+        assertThat(heatmap.get("targets").get(0).get("expr").asString()).contains("sum by (le)");
+    }
+
+    @Test
+    void everySeriesIsScopedToTheInstanceVariable() {
+        JsonNode variable = dashboard.json.get("templating").get("list").get(0);
+        assertThat(variable.get("name").asString()).isEqualTo("instance");
+        assertThat(variable.get("allValue").asString()).isEqualTo(".*");
+        for (Dashboard.Query q : dashboard.queries()) {
+            int series = q.expr().split("\\b(gosched|http|jvm|process)_[a-z0-9_]+", -1).length - 1;
+            int scoped = q.expr().split("instance=~\"\\$instance\"", -1).length - 1;
+            assertThat(scoped).as("%s [%s] %s", q.panel(), q.refId(), q.expr()).isEqualTo(series).isPositive();
+        }
+    }
+
+    @Test
+    void metricNameExtractionSeesSeriesNotFunctions() {
+        assertThat(dashboard.metricNames()).doesNotContain("rate", "sum", "histogram_quantile", "le", "by")
+                .allMatch(n -> n.matches("[a-z_][a-z0-9_]*"));
+    }
+}

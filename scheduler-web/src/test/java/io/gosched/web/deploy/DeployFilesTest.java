@@ -1,0 +1,115 @@
+package io.gosched.web.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * docker-compose.yml, the Dockerfile and deploy/ checked without a Docker engine: YAML parses, the
+ * services wire together (health checks, depends_on conditions, mounts that exist), and
+ * {@code promtool} accepts the scrape config where it is installed.
+ */
+class DeployFilesTest {
+
+    private static final Path ROOT = Dashboard.repoRoot();
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> yaml(String path) throws IOException {
+        return (Map<String, Object>) new Yaml().load(Files.readString(ROOT.resolve(path)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    @Test
+    void composeWiresAppPrometheusGrafanaAndK6() throws IOException {
+        Map<String, Object> services = map(yaml("docker-compose.yml").get("services"));
+        assertThat(services).containsOnlyKeys("app", "prometheus", "grafana", "k6");
+
+        for (String s : List.of("app", "prometheus", "grafana")) {
+            assertThat(map(services.get(s))).as(s).containsKey("healthcheck");
+        }
+        assertThat(map(services.get("app")).get("build")).isEqualTo(".");
+        assertThat(map(map(map(services.get("prometheus")).get("depends_on")).get("app")).get("condition")).isEqualTo("service_healthy");
+        assertThat(map(map(map(services.get("grafana")).get("depends_on")).get("prometheus")).get("condition")).isEqualTo("service_healthy");
+
+        Map<String, Object> k6 = map(services.get("k6"));
+        assertThat((List<String>) k6.get("profiles")).containsExactly("load");
+        assertThat(map(map(k6.get("depends_on")).get("app")).get("condition")).isEqualTo("service_healthy");
+        assertThat(map(k6.get("environment")).get("K6_PROMETHEUS_RW_SERVER_URL")).isEqualTo("http://prometheus:9090/api/v1/write");
+        assertThat((List<String>) map(services.get("prometheus")).get("command")).contains("--web.enable-remote-write-receiver");
+
+        Map<String, Object> grafanaEnv = map(map(services.get("grafana")).get("environment"));
+        assertThat(grafanaEnv).containsEntry("GF_AUTH_ANONYMOUS_ENABLED", "true").containsEntry("GF_AUTH_ANONYMOUS_ORG_ROLE", "Viewer");
+
+        for (String s : List.of("prometheus", "grafana", "k6")) {
+            Map<String, Object> svc = map(services.get(s));
+            assertThat((String) svc.get("image")).as("%s pins its tag", s).matches("[a-z0-9/_-]+:v?[0-9][0-9.]*");
+            for (String volume : (List<String>) svc.get("volumes")) {
+                Path host = ROOT.resolve(volume.split(":")[0]).normalize();
+                assertThat(host).as("%s mounts %s", s, volume).exists();
+            }
+        }
+        String k6Script = Files.readString(ROOT.resolve("deploy/loadtest/submit-jobs.js"));
+        assertThat(k6Script).contains("/api/v1/jobs", "'fan-out-fan-in'", "http://app:8080");
+    }
+
+    @Test
+    void dockerfileBuildsOnTemurin25AndRunsTheJarWithoutFlags() throws IOException {
+        String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+        assertThat(dockerfile).contains("FROM eclipse-temurin:25-jdk AS build", "FROM eclipse-temurin:25-jre",
+                "-pl scheduler-web -am", "ENTRYPOINT [\"java\", \"-jar\", \"/app/app.jar\"]");
+        assertThat(dockerfile).doesNotContain("--add-exports", "--add-opens", "--enable-preview");
+    }
+
+    @Test
+    void prometheusScrapesTheActuatorEndpointOfTheAppService() throws IOException {
+        Map<String, Object> job = map(((List<Object>) yaml("deploy/prometheus/prometheus.yml").get("scrape_configs")).get(0));
+        assertThat(job.get("metrics_path")).isEqualTo("/actuator/prometheus");
+        assertThat((List<String>) map(((List<Object>) job.get("static_configs")).get(0)).get("targets")).containsExactly("app:8080");
+    }
+
+    @Test
+    void grafanaProvisioningPointsAtTheDashboardsAndTheDatasourceUidPanelsUse() throws IOException {
+        Map<String, Object> ds = map(((List<Object>) yaml("deploy/grafana/provisioning/datasources/prometheus.yml").get("datasources")).get(0));
+        assertThat(ds).containsEntry("uid", "prometheus").containsEntry("url", "http://prometheus:9090").containsEntry("type", "prometheus");
+        Map<String, Object> provider = map(((List<Object>) yaml("deploy/grafana/provisioning/dashboards/provider.yml").get("providers")).get(0));
+        assertThat(map(provider.get("options")).get("path")).isEqualTo("/var/lib/grafana/dashboards");
+    }
+
+    @Test
+    void composeV1AcceptsTheFileWithoutAnEngine() throws Exception {
+        Path compose = Path.of("/usr/bin/docker-compose");
+        assumeTrue(Files.isExecutable(compose), "/usr/bin/docker-compose missing: install Debian package 'docker-compose' to run this check");
+        assertThat(run(compose.toString(), "-f", ROOT.resolve("docker-compose.yml").toString(), "config", "-q")).isEmpty();
+        assertThat(run(compose.toString(), "-f", ROOT.resolve("docker-compose.yml").toString(), "--profile", "load",
+                "config", "--services").lines().toList()).containsExactlyInAnyOrder("app", "prometheus", "grafana", "k6");
+    }
+
+    /** Runs a command from the repository root; fails on a non-zero exit; returns its output. */
+    private static String run(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).directory(ROOT.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("%s finished", List.of(command)).isTrue();
+        assertThat(p.exitValue()).as("%s: %s", List.of(command), out).isZero();
+        return out.strip();
+    }
+
+    @Test
+    void promtoolAcceptsTheScrapeConfig() throws Exception {
+        Path promtool = Path.of("/usr/bin/promtool");
+        assumeTrue(Files.isExecutable(promtool), "/usr/bin/promtool missing: install Debian package 'prometheus'");
+        assertThat(run(promtool.toString(), "check", "config", ROOT.resolve("deploy/prometheus/prometheus.yml").toString()))
+                .contains("SUCCESS");
+    }
+}

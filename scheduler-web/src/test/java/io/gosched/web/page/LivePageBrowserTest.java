@@ -1,0 +1,80 @@
+package io.gosched.web.page;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gosched.runtime.GoRuntime;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+
+/**
+ * A real headless Chromium (Debian's {@code chromium} + {@code chromium-driver}) loads the live page
+ * from the running service, sees one lane per P, starts a job with the page's own form and sees the
+ * numbers move. Saves {@code target/live-page.png}.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@AutoConfigureWebTestClient
+class LivePageBrowserTest {
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    GoRuntime runtime;
+
+    @TempDir
+    Path profile;
+
+    private ChromeDriver driver;
+
+    @AfterEach
+    void quit() {
+        if (driver != null) {
+            driver.quit();
+        }
+    }
+
+    @Test
+    void showsOneLanePerPAndNumbersMoveAfterAJobStartedFromTheForm() throws Exception {
+        driver = Chromium.start(profile);
+        WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
+
+        driver.get("http://127.0.0.1:" + port + "/");
+        int procs = runtime.gomaxprocs();
+        wait.until(d -> d.findElements(By.cssSelector("#lanes .lane")).size() == procs);
+        assertThat(driver.findElement(By.id("gomaxprocs")).getText()).isEqualTo(Integer.toString(procs));
+        assertThat(driver.findElement(By.id("conn")).getText()).isEqualTo("live");
+        for (int p = 0; p < procs; p++) {
+            assertThat(driver.findElements(By.cssSelector(".lane[data-p=\"" + p + "\"]"))).as("lane of P%d", p).hasSize(1);
+        }
+
+        long createdBefore = number(driver.findElement(By.id("spawned")).getText());
+        wait.until(d -> !new Select(d.findElement(By.id("template"))).getOptions().isEmpty());
+        new Select(driver.findElement(By.id("template"))).selectByValue("fan-out-fan-in");
+        driver.findElement(By.id("submit")).click();
+
+        wait.until(d -> d.findElement(By.id("job-status")).getText().startsWith("job "));
+        wait.until(d -> number(d.findElement(By.id("spawned")).getText()) > createdBefore);
+        wait.until(d -> !d.findElements(By.cssSelector("#jobs tbody tr")).isEmpty());
+        wait.until(d -> number(d.findElement(By.id("schedules")).getText()) > 0);
+
+        Path target = Chromium.screenshot(driver, "live-page.png");
+        assertThat(Files.size(target)).isGreaterThan(10_000);
+    }
+
+    private static long number(String text) {
+        String digits = text.replaceAll("[^0-9]", "");
+        return digits.isEmpty() ? -1 : Long.parseLong(digits);
+    }
+}
