@@ -17,6 +17,7 @@ args=()
 for a in "$@"; do
   case "$a" in
     --no-build) build=0 ;;
+    -h|--help) build=0; args+=("$a") ;;
     *) args+=("$a") ;;
   esac
 done
