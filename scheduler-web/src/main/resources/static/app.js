@@ -247,6 +247,40 @@ async function loadJobs() {
   } catch (e) { /* the next poll retries */ }
 }
 
+// ---- trace download ---------------------------------------------------------------------------
+// The link works without script; with it, the trace is fetched through api() so a bearer token is
+// sent, and a 409 (a recording already running) or other problem is shown instead of saved.
+
+async function downloadTrace(ev) {
+  ev.preventDefault();
+  const link = $('trace-link');
+  if (link.classList.contains('busy')) return;
+  link.classList.add('busy');
+  $('trace-status').textContent = 'recording 5 s…';
+  try {
+    const r = await api(link.getAttribute('href'));
+    if (!r.ok) {
+      const problem = await r.json().catch(() => ({}));
+      $('trace-status').textContent = `${r.status}: ${problem.detail || problem.title || 'trace failed'}`;
+      return;
+    }
+    const url = URL.createObjectURL(await r.blob());
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = 'gosched-trace.json';
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    $('trace-status').textContent = 'saved gosched-trace.json (open in ui.perfetto.dev)';
+  } catch (e) {
+    $('trace-status').textContent = 'trace failed: ' + e;
+  } finally {
+    link.classList.remove('busy');
+  }
+}
+
+$('trace-link').addEventListener('click', downloadTrace);
 $('token').addEventListener('change', () => {
   sessionStorage.setItem(TOKEN_KEY, $('token').value.trim());
   setConn('connecting…', false);

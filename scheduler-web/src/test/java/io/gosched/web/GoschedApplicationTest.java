@@ -112,7 +112,8 @@ class GoschedApplicationTest {
         client.get().uri("/").exchange().expectStatus().isOk()
                 .expectHeader().contentTypeCompatibleWith(MediaType.TEXT_HTML)
                 .expectBody(String.class).value(html -> assertThat(html)
-                        .contains("id=\"lanes\"", "id=\"job-form\"", "app.js", "app.css")
+                        .contains("id=\"lanes\"", "id=\"job-form\"", "app.js", "app.css",
+                                "id=\"trace-link\" class=\"button\" href=\"/api/v1/trace?seconds=5\"")
                         .doesNotContain("http://", "https://"));
         client.get().uri("/app.js").exchange().expectStatus().isOk()
                 .expectBody(String.class).value(js -> assertThat(js).contains("/api/v1/telemetry/stream")

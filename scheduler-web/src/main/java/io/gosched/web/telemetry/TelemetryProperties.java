@@ -2,6 +2,8 @@ package io.gosched.web.telemetry;
 
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -9,19 +11,30 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * Settings of the telemetry layer: how long one {@code SchedStats} read is reused and how the SSE
- * stream paces itself.
+ * Settings of the telemetry layer: how long one {@code SchedStats} read is reused, how the SSE
+ * stream paces itself and how large the trace recorder's rings are.
  *
  * @param snapshotTtl how long one stats read is shared by every meter of a scrape and every stream
  *     subscriber; a scrape of all gosched meters finishes well inside it, so one scrape sees one
  *     consistent snapshot
  * @param stream the SSE stream at {@code /api/v1/telemetry/stream}
+ * @param trace the recorder behind {@code /api/v1/trace}
  */
 @Validated
 @ConfigurationProperties("gosched.telemetry")
 public record TelemetryProperties(
         @NotNull @DefaultValue("20ms") Duration snapshotTtl,
-        @NotNull @Valid @DefaultValue Stream stream) {
+        @NotNull @Valid @DefaultValue Stream stream,
+        @NotNull @Valid @DefaultValue Trace trace) {
+
+    /**
+     * @param capacityPerP events kept per P (and in the shared ring for events outside any P); the
+     *     rings keep the newest, so a busy P over a long recording loses its oldest events (counted
+     *     as {@code dropped} in the export). About 32 bytes a slot: the default 65536 is 2 MiB per
+     *     P, allocated only while a recording runs. The core's bounds: 1 to 1048576.
+     */
+    public record Trace(@Min(1) @Max(1 << 20) @DefaultValue("65536") int capacityPerP) {
+    }
 
     /**
      * @param defaultInterval the interval between snapshots when the request names none

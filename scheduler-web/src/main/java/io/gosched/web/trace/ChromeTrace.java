@@ -13,11 +13,12 @@ import java.util.TreeSet;
  * {@code traceEvents}), which Perfetto and chrome://tracing open.
  *
  * <p>Layout: one process "gosched"; one thread (track) per P, named {@code P<n>}, holding a
- * complete ({@code "X"}) slice per goroutine run, from GoStart to whatever ended the run (GoEnd,
- * GoPark, GoPreempt, GoSched, GoSysCall), with the ending in the slice's args; instants
- * ({@code "i"}, thread scope) on the P track for steals, unparks, creations and hand-offs; a
- * "syscalls" track with one slice per syscall; a "no P" track for events from outside the
- * scheduler. Timestamps are microseconds with nanosecond fractions, as the format wants.
+ * complete ({@code "X"}) slice per goroutine run, from GoStart (or a GoSysExit that got a P) to
+ * whatever ended the run (GoEnd, GoPark, GoPreempt, GoSched, GoSysCall), with the ending in the
+ * slice's args; instants ({@code "i"}, thread scope) on the P track for steals, unparks,
+ * creations and hand-offs (a hand-off is drawn on the track of the P handed off); a "syscalls"
+ * track with one slice per syscall; a "no P" track for events from outside the scheduler.
+ * Timestamps are microseconds with nanosecond fractions, as the format wants.
  *
  * <p>A run still open when the recording stopped is closed at the last event's time and marked
  * {@code "end": "recording stopped"}, so no slice is lost at the edge.
@@ -32,6 +33,14 @@ public final class ChromeTrace {
 
     /** The trace-event JSON object (as maps and lists, for any JSON encoder). */
     public static Map<String, Object> of(List<TraceEvent> events) {
+        return of(events, 0);
+    }
+
+    /**
+     * As {@link #of(List)}, noting in {@code otherData} how many events the recorder's rings
+     * overwrote (a non-zero count means the oldest part of some P's track is missing).
+     */
+    public static Map<String, Object> of(List<TraceEvent> events, long dropped) {
         List<TraceEvent> sorted = new ArrayList<>(events);
         sorted.sort(Comparator.comparingLong(TraceEvent::tsNanos));
         List<Map<String, Object>> out = new ArrayList<>();
@@ -70,6 +79,14 @@ public final class ChromeTrace {
                         out.add(complete("syscall G" + e.goid(), SYSCALL_TID, enter.tsNanos(), e.tsNanos(),
                                 Map.of("goid", e.goid(), "pRetaken", e.arg() == 1)));
                     }
+                    if (e.p() >= 0) {
+                        // exitsyscall got a P and the goroutine runs on at once, with no GoStart:
+                        // the run resumes here and ends at its next park, yield or exit.
+                        TraceEvent open = running.put(e.p(), new TraceEvent(e.tsNanos(), e.p(), e.goid(), TraceEvent.GO_START, 0));
+                        if (open != null) {
+                            out.add(slice(open, e.tsNanos(), "next run started"));
+                        }
+                    }
                 }
                 case TraceEvent.STEAL -> out.add(instant(e, tid, "steal from P" + e.stealVictim(),
                         Map.of("victim", e.stealVictim(), "goroutines", e.stealCount(), "firstGoid", e.goid())));
@@ -78,7 +95,7 @@ public final class ChromeTrace {
                 case TraceEvent.GO_CREATE -> out.add(instant(e, tid, "create G" + e.goid(),
                         Map.of("goid", e.goid(), "parent", e.arg())));
                 case TraceEvent.PROC_HANDOFF -> out.add(instant(e, tid, "handoff P" + e.p(),
-                        Map.of("reason", e.arg() == 0 ? "syscall" : e.arg() == 1 ? "preempt" : "other")));
+                        Map.of("reason", e.arg() == 0 ? "syscall" : e.arg() == 1 ? "hog (spare P lent)" : "other")));
                 default -> out.add(instant(e, tid, e.kind(), Map.of("goid", e.goid(), "arg", e.arg())));
             }
         }
@@ -98,7 +115,7 @@ public final class ChromeTrace {
         Map<String, Object> trace = new LinkedHashMap<>();
         trace.put("traceEvents", meta);
         trace.put("displayTimeUnit", "ns");
-        trace.put("otherData", Map.of("source", "gosched", "events", events.size()));
+        trace.put("otherData", Map.of("source", "gosched", "events", events.size(), "dropped", dropped));
         return trace;
     }
 

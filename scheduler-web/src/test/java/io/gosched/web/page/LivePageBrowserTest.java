@@ -71,6 +71,11 @@ class LivePageBrowserTest {
 
         Path target = Chromium.screenshot(driver, "live-page.png");
         assertThat(Files.size(target)).isGreaterThan(10_000);
+
+        // The trace link records 5 s through the page's fetch (so a token would be sent) and saves it.
+        driver.findElement(By.id("trace-link")).click();
+        wait.until(d -> d.findElement(By.id("trace-status")).getText().startsWith("recording"));
+        wait.until(d -> d.findElement(By.id("trace-status")).getText().startsWith("saved gosched-trace.json"));
     }
 
     private static long number(String text) {

@@ -16,7 +16,8 @@ class TelemetryStreamTest {
 
     private TelemetryStream stream(Duration keepalive) {
         var props = new TelemetryProperties(Duration.ZERO,
-                new TelemetryProperties.Stream(Duration.ofSeconds(1), Duration.ofMillis(20), Duration.ofSeconds(10), keepalive));
+                new TelemetryProperties.Stream(Duration.ofSeconds(1), Duration.ofMillis(20), Duration.ofSeconds(10), keepalive),
+                new TelemetryProperties.Trace(1024));
         return new TelemetryStream(FakeStats.source(() -> FakeStats.of(2, base.incrementAndGet())), props);
     }
 

@@ -86,4 +86,39 @@ class ChromeTraceTest {
         assertThat(open.get("dur")).isEqualTo(5.0);
         assertThat(((Map<?, ?>) open.get("args")).get("end")).isEqualTo("recording stopped");
     }
+
+    @Test
+    void aSyscallExitThatGotAPResumesTheRunAndHandoffsNameTheirReason() {
+        JsonNode trace = roundTrip(List.of(
+                ev(100, 0, 8, TraceEvent.GO_START, 0),
+                ev(200, 0, 8, TraceEvent.GO_SYSCALL, 0),
+                ev(250, 0, -1, TraceEvent.PROC_HANDOFF, 0),
+                ev(400, 1, 8, TraceEvent.GO_SYSEXIT, 1),
+                ev(700, 1, 8, TraceEvent.GO_PARK, 2),
+                ev(800, 2, -1, TraceEvent.PROC_HANDOFF, 1)));
+
+        List<JsonNode> runs = select(trace, "X", "G8");
+        assertThat(runs).hasSize(2);
+        JsonNode resumed = runs.stream().filter(r -> r.get("tid").asInt() == 1).findFirst().orElseThrow();
+        assertThat(resumed.get("ts").asDouble()).isEqualTo(0.4);
+        assertThat(resumed.get("dur").asDouble()).isEqualTo(0.3);
+        assertThat(resumed.get("args").get("end").asString()).isEqualTo("park");
+
+        List<JsonNode> handoffs = select(trace, "i", "handoff");
+        assertThat(handoffs).extracting(h -> h.get("args").get("reason").asString())
+                .containsExactly("syscall", "hog (spare P lent)");
+        assertThat(handoffs.get(1).get("tid").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void droppedEventsAreReported() {
+        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, TraceEvent.GO_START, 0)), 17));
+        assertThat(trace.get("otherData").get("dropped").asLong()).isEqualTo(17);
+        assertThat(trace.get("otherData").get("events").asLong()).isEqualTo(1);
+    }
+
+    private static JsonNode json(Map<String, Object> trace) {
+        JsonMapper json = JsonMapper.builder().build();
+        return json.readTree(json.writeValueAsString(trace));
+    }
 }

@@ -1,0 +1,92 @@
+package io.gosched.web.trace;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import org.springframework.http.ContentDisposition;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/**
+ * {@code GET /api/v1/trace?seconds=N}: records the scheduler for N seconds and returns a Chrome
+ * trace-event JSON file (open it in Perfetto or chrome://tracing).
+ */
+@RestController
+class TraceController {
+
+    static final URI BAD_SECONDS = URI.create("https://gosched.io/problems/trace-seconds");
+    static final URI BUSY = URI.create("https://gosched.io/problems/trace-busy");
+    static final int MIN_SECONDS = 1;
+    static final int MAX_SECONDS = 30;
+    static final int DEFAULT_SECONDS = 5;
+
+    private final TraceRecorder recorder;
+
+    TraceController(TraceRecorder recorder) {
+        this.recorder = recorder;
+    }
+
+    /**
+     * Records for {@code seconds} (1 to 30, default 5) and answers with the trace as an attachment.
+     * A bad {@code seconds} is a 400 problem detail naming it; a recording already running is a 409.
+     */
+    @GetMapping(path = "/api/v1/trace", produces = MediaType.APPLICATION_JSON_VALUE)
+    Mono<ResponseEntity<Map<String, Object>>> trace(@RequestParam(required = false) String seconds) {
+        Duration duration = Duration.ofSeconds(seconds(seconds));
+        return recorder.record(duration).map(trace -> ResponseEntity.ok()
+                .contentType(MediaType.APPLICATION_JSON)
+                .header(HttpHeaders.CONTENT_DISPOSITION,
+                        ContentDisposition.attachment().filename("gosched-trace.json").build().toString())
+                .body(trace));
+    }
+
+    private static int seconds(String raw) {
+        if (raw == null) {
+            return DEFAULT_SECONDS;
+        }
+        int s;
+        try {
+            s = Integer.parseInt(raw.strip());
+        } catch (NumberFormatException e) {
+            throw new BadSeconds(raw);
+        }
+        if (s < MIN_SECONDS || s > MAX_SECONDS) {
+            throw new BadSeconds(raw);
+        }
+        return s;
+    }
+
+    /** Rendered here rather than by a global advice so the problem is the same whatever else is on the classpath. */
+    @ExceptionHandler(BadSeconds.class)
+    ResponseEntity<ProblemDetail> badSeconds(BadSeconds e) {
+        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
+        pd.setType(BAD_SECONDS);
+        pd.setTitle("Invalid trace duration");
+        pd.setProperty("parameter", "seconds");
+        pd.setProperty("min", MIN_SECONDS);
+        pd.setProperty("max", MAX_SECONDS);
+        return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+    }
+
+    @ExceptionHandler(TraceRecorder.Busy.class)
+    ResponseEntity<ProblemDetail> busy(TraceRecorder.Busy e) {
+        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());
+        pd.setType(BUSY);
+        pd.setTitle("Trace already recording");
+        return ResponseEntity.status(HttpStatus.CONFLICT).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+    }
+
+    static final class BadSeconds extends RuntimeException {
+        BadSeconds(String raw) {
+            super("seconds must be an integer from " + MIN_SECONDS + " to " + MAX_SECONDS + ", was '" + raw + "'");
+        }
+    }
+}

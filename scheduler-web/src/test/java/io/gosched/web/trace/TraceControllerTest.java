@@ -1,0 +1,190 @@
+package io.gosched.web.trace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.Trace;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.Disposable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code /api/v1/trace} on a real server. Four Ps even on a two-core machine, so a skewed workload
+ * always has idle Ps that can only get work by stealing.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"gosched.runtime.gomaxprocs=4", "gosched.telemetry.trace.capacity-per-p=65536"})
+@AutoConfigureWebTestClient
+class TraceControllerTest {
+
+    @Autowired
+    WebTestClient client;
+
+    @Autowired
+    GoRuntime runtime;
+
+    @Autowired
+    TraceRecorder recorder;
+
+    @LocalServerPort
+    int port;
+
+    @AfterEach
+    void noRecordingLeftBehind() {
+        await(() -> !Trace.isRecording(), "the recording to stop");
+    }
+
+    @Test
+    void aSkewedWorkloadExportsPerPTracksRunSlicesAndSteals() throws Exception {
+        WebTestClient slow = client.mutate().responseTimeout(Duration.ofSeconds(60))
+                .codecs(c -> c.defaultCodecs().maxInMemorySize(256 << 20)).build();
+        CompletableFuture<EntityExchangeResult<byte[]>> response = CompletableFuture.supplyAsync(() ->
+                slow.get().uri("/api/v1/trace?seconds=1").exchange()
+                        .expectStatus().isOk()
+                        .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
+                        .expectBody().returnResult());
+        await(Trace::isRecording, "the recording to start");
+
+        // One goroutine spawns every worker: they queue on its P (runnext, then its ring), so the
+        // other Ps can only get work by stealing it. Rounds until the recording ends.
+        int rounds = 0;
+        while (!response.isDone() && Trace.isRecording()) {
+            int n = 500;
+            CountDownLatch done = new CountDownLatch(n);
+            runtime.go(() -> {
+                for (int i = 0; i < n; i++) {
+                    Go.go(() -> {
+                        spin(20_000);
+                        done.countDown();
+                    });
+                }
+            });
+            assertThat(done.await(30, TimeUnit.SECONDS)).as("round %d finished", rounds).isTrue();
+            rounds++;
+        }
+        EntityExchangeResult<byte[]> result = response.get(60, TimeUnit.SECONDS);
+        assertThat(rounds).isPositive();
+        assertThat(result.getResponseHeaders().getFirst(HttpHeaders.CONTENT_DISPOSITION))
+                .isEqualTo("attachment; filename=\"gosched-trace.json\"");
+
+        JsonNode trace = JsonMapper.builder().build().readTree(result.getResponseBody());
+        List<JsonNode> events = trace.get("traceEvents").valueStream().toList();
+        Set<Integer> pTracks = events.stream()
+                .filter(e -> e.get("ph").asString().equals("M") && e.get("name").asString().equals("thread_name")
+                        && e.get("args").get("name").asString().matches("P\\d+"))
+                .map(e -> e.get("tid").asInt())
+                .collect(Collectors.toSet());
+        assertThat(pTracks).as("one named track per P that ran").hasSizeGreaterThanOrEqualTo(2);
+
+        List<JsonNode> runs = events.stream()
+                .filter(e -> e.get("ph").asString().equals("X") && e.get("name").asString().matches("G\\d+"))
+                .toList();
+        assertThat(runs).as("goroutine run slices").hasSizeGreaterThan(100);
+        assertThat(runs).allSatisfy(r -> {
+            assertThat(pTracks).contains(r.get("tid").asInt());
+            assertThat(r.get("dur").asDouble()).isGreaterThanOrEqualTo(0);
+        });
+        assertThat(runs.stream().map(r -> r.get("tid").asInt()).distinct().count())
+                .as("goroutines ran on more than one P").isGreaterThan(1);
+
+        List<JsonNode> steals = events.stream()
+                .filter(e -> e.get("ph").asString().equals("i") && e.get("name").asString().startsWith("steal from P"))
+                .toList();
+        assertThat(steals).as("steal instants").isNotEmpty();
+        JsonNode steal = steals.getFirst();
+        assertThat(steal.get("args").get("goroutines").asInt()).isPositive();
+        assertThat(steal.get("args").get("victim").asInt()).isNotEqualTo(steal.get("tid").asInt());
+        assertThat(trace.get("otherData").get("events").asLong()).isPositive();
+        assertThat(trace.get("otherData").has("dropped")).isTrue();
+    }
+
+    @Test
+    void badSecondsAre400ProblemsNamingTheParameter() {
+        for (String bad : List.of("0", "31", "-1", "abc", "1.5", "")) {
+            client.get().uri("/api/v1/trace?seconds={s}", bad).exchange()
+                    .expectStatus().isBadRequest()
+                    .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.parameter").isEqualTo("seconds")
+                    .jsonPath("$.min").isEqualTo(1)
+                    .jsonPath("$.max").isEqualTo(30);
+        }
+        assertThat(Trace.isRecording()).isFalse();
+    }
+
+    @Test
+    void aSecondRecordingIs409() {
+        Trace.Recording other = Trace.start(16);
+        try {
+            client.get().uri("/api/v1/trace?seconds=1").exchange()
+                    .expectStatus().isEqualTo(409)
+                    .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.status").isEqualTo(409)
+                    .jsonPath("$.title").isEqualTo("Trace already recording");
+        } finally {
+            other.stop();
+        }
+        assertThat(recorder.recording()).isFalse();
+    }
+
+    @Test
+    void aClientThatHangsUpStopsTheRecording() {
+        Disposable request = WebClient.create("http://127.0.0.1:" + port).get().uri("/api/v1/trace?seconds=30")
+                .retrieve().bodyToMono(String.class).subscribe(body -> { }, error -> { });
+        try {
+            await(recorder::recording, "the recording to start");
+            assertThat(Trace.isRecording()).isTrue();
+        } finally {
+            request.dispose();
+        }
+        // Well before the 30 s the request asked for.
+        await(() -> !Trace.isRecording() && !recorder.recording(), "the recording to stop after the hang-up");
+    }
+
+    private static void spin(int n) {
+        long x = 0;
+        for (int k = 0; k < n; k++) {
+            x += k * 31L;
+        }
+        if (x == 42) {
+            throw new AssertionError("unreachable; keeps the loop alive");
+        }
+    }
+
+    private static void await(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+}
