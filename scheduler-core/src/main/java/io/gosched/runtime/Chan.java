@@ -52,8 +52,9 @@ public final class Chan<T> implements Iterable<T> {
      * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
      * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
      *
-     * Allocation: send/recv/trySend/tryRecv/close allocate nothing (sudogs are recycled per carrier,
-     * the result markers are shared); recv2/tryRecv allocate the Received record they return (except
+     * Allocation: send/recv/trySend/tryRecv/close allocate nothing when they do not block (the
+     * result markers are shared); blocking allocates one sudog in a goroutine (recycled per thread
+     * on platform threads; see Sudog "Allocation"); recv2/tryRecv allocate the Received record they return (except
      * the shared closed result); sendAsync/recvAsync allocate their future and, when they must wait,
      * one sudog; select allocates two small int arrays per call (see Select).
      */
@@ -188,7 +189,7 @@ public final class Chan<T> implements Iterable<T> {
         }
 
         // Block on sendq. The receiver copies the value out of mysg.elem.
-        Sudog mysg = Sudog.acquireSudog();
+        Sudog mysg = Sudog.acquireSudog(gp != null);
         mysg.elem = ep;
         mysg.c = this;
         if (gp != null) {
@@ -378,7 +379,7 @@ public final class Chan<T> implements Iterable<T> {
         }
 
         // Block on recvq. The sender fills mysg.elem.
-        Sudog mysg = Sudog.acquireSudog();
+        Sudog mysg = Sudog.acquireSudog(gp != null);
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;

@@ -14,12 +14,16 @@ import java.util.concurrent.locks.LockSupport;
  * exclusively until it calls {@link #ready()}, after which it must not touch it again (the woken
  * side recycles it at once).
  *
- * <p>Allocation: sudogs of goroutines and platform threads are recycled through a small per-carrier
- * cache ({@link #acquireSudog()} / {@link #releaseSudog(Sudog)}), as Go caches them per P. A goroutine
- * may take a sudog from one carrier's cache and, after migrating while parked, return it to
- * another's: the caches are only ever touched by their own thread, so that is safe. Sudogs of
- * asynchronous operations belong to their future and are never recycled (the future may outlive any
- * wait).
+ * <p>Allocation: sudogs of platform threads are recycled through a small per-thread cache
+ * ({@link #acquireSudog(boolean)} / {@link #releaseSudog(Sudog)}), as Go caches them per P. Sudogs of
+ * goroutines are allocated per blocking operation (one small object; the park around it costs far
+ * more), because no thread-keyed cache is safe for them: a goroutine is a raw continuation that
+ * migrates between carrier threads, and C2 treats {@code Thread.currentThread()} as immutable within
+ * a compiled frame (true for virtual threads, whose identity survives a remount), so a
+ * {@code ThreadLocal} read after a park in the same compiled frame can return the previous
+ * carrier's value. Observed here: per-carrier caches corrupted (a null sudog handed out) in a
+ * ping-pong loop once C2 compiled it. A per-G cache would be safe (see the report to core). Sudogs
+ * of asynchronous operations belong to their future and are never recycled.
  *
  * <p>Go: runtime/runtime2.go sudog; runtime/proc.go acquireSudog, releaseSudog
  */
@@ -99,8 +103,14 @@ final class Sudog {
         ThreadParker parker;
     }
 
-    /** Can be called by any goroutine or thread; returns a cleared sudog. Go: runtime/proc.go acquireSudog */
-    static Sudog acquireSudog() {
+    /**
+     * Returns a cleared sudog: a fresh one for a goroutine, a recycled one for a platform thread
+     * (see "Allocation" above). Go: runtime/proc.go acquireSudog
+     */
+    static Sudog acquireSudog(boolean forGoroutine) {
+        if (forGoroutine) {
+            return new Sudog();
+        }
         Cache cache = CACHE.get();
         if (cache.n > 0) {
             Sudog s = cache.free[--cache.n];
@@ -113,14 +123,18 @@ final class Sudog {
     /** Called by the sudog's owner once no queue and no waker can reach it. Go: runtime/proc.go releaseSudog */
     static void releaseSudog(Sudog s) {
         assert s.next == null && s.prev == null : "releaseSudog: sudog still on a queue";
+        boolean ofGoroutine = s.g != null;
         s.clear();
+        if (ofGoroutine) {
+            return; // never cached, see "Allocation" above
+        }
         Cache cache = CACHE.get();
         if (cache.n < CACHE_SIZE) {
             cache.free[cache.n++] = s;
         }
     }
 
-    /** The calling platform thread's parker (one per thread, reused for every wait). */
+    /** The calling platform thread's parker (one per thread, reused for every wait). Never call from a goroutine. */
     static ThreadParker currentParker() {
         Cache cache = CACHE.get();
         ThreadParker p = cache.parker;
