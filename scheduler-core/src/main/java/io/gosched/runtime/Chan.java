@@ -52,9 +52,8 @@ public final class Chan<T> implements Iterable<T> {
      * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
      * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
      *
-     * Allocation: send/recv/trySend/tryRecv/close allocate nothing when they do not block (the
-     * result markers are shared); blocking allocates one sudog in a goroutine (recycled per thread
-     * on platform threads; see Sudog "Allocation"); recv2/tryRecv allocate the Received record they return (except
+     * Allocation: send/recv/trySend/tryRecv/close allocate nothing (the result markers are shared;
+     * sudogs are recycled per M, see Sudog "Allocation"); recv2/tryRecv allocate the Received record they return (except
      * the shared closed result); sendAsync/recvAsync allocate their future and, when they must wait,
      * one sudog; select allocates two small int arrays per call (see Select).
      */
@@ -189,7 +188,7 @@ public final class Chan<T> implements Iterable<T> {
         }
 
         // Block on sendq. The receiver copies the value out of mysg.elem.
-        Sudog mysg = Sudog.acquireSudog(gp != null);
+        Sudog mysg = Sudog.acquireSudog();
         mysg.elem = ep;
         mysg.c = this;
         if (gp != null) {
@@ -379,7 +378,7 @@ public final class Chan<T> implements Iterable<T> {
         }
 
         // Block on recvq. The sender fills mysg.elem.
-        Sudog mysg = Sudog.acquireSudog(gp != null);
+        Sudog mysg = Sudog.acquireSudog();
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;

@@ -189,8 +189,9 @@ public final class GoRuntime implements AutoCloseable {
         for (M mp : ms) {
             mp.notewakeup();
         }
+        M self = M.current();
         for (M mp : ms) {
-            if (mp == Thread.currentThread()) {
+            if (mp == self) {
                 continue;
             }
             long left = deadline - System.nanoTime();

@@ -1,5 +1,8 @@
 package io.gosched.runtime;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -31,6 +34,9 @@ final class M extends Thread {
     /** This M's syscalltick snapshot, for exitsyscall's fast path. */
     long syscalltick;
 
+    /** Free sudogs of the code running on this M (Go keeps them per P). Only this M touches it. */
+    final Sudog.Cache sudogCache = new Sudog.Cache();
+
     /** The park note: set by notewakeup, consumed by notesleep. */
     private volatile boolean wakeup;
 
@@ -60,8 +66,43 @@ final class M extends Thread {
         LockSupport.unpark(this);
     }
 
-    /** The M running the calling code, or null on a thread that is not an M. */
-    static M current() {
+    /*
+     * Why current() goes through a method handle. C2 treats Thread.currentThread() as immutable
+     * within one compiled method (only JDK methods annotated @ChangesCurrentThread are told
+     * otherwise), so it may load it once and reuse the value across a call. A goroutine's
+     * compiled loop that calls Go.yield() and then Go.goid() spans a continuation yield; when
+     * the goroutine resumes on another M, the reused value names the old M, whose curg is now
+     * some other goroutine. (Virtual threads never notice: their currentThread is the virtual
+     * thread, which does not change when the carrier does.) Reading the thread inside a
+     * separately compiled frame that is never inlined into the caller gives a fresh value on
+     * every call; a method handle held in a non-final field is not a compile-time constant, so
+     * the JIT cannot inline through it. SchedulerTest.currentGoroutineIsRightAfterMigrating
+     * fails without this.
+     */
+    @SuppressWarnings("FieldMayBeFinal")
+    private static MethodHandle currentHandle = currentHandle();
+
+    private static MethodHandle currentHandle() {
+        try {
+            return MethodHandles.lookup().findStatic(M.class, "currentFresh", MethodType.methodType(M.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static M currentFresh() {
         return Thread.currentThread() instanceof M m ? m : null;
+    }
+
+    /**
+     * The M running the calling code, or null on a thread that is not an M. Safe to call from
+     * goroutine code that has migrated between Ms (see the comment above).
+     */
+    static M current() {
+        try {
+            return (M) currentHandle.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
     }
 }

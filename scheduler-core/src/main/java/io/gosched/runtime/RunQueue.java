@@ -69,6 +69,8 @@ final class RunQueue extends RunQueuePad2 {
 
     private final G[] ring;
     private final int mask;
+    /** Scratch space for runqputslow: half the ring plus the new G. Owner only. */
+    final G[] overflowBatch;
     /** How many Gs the last {@link #steal} took, runnable one included. Owner only. */
     int lastStealCount;
     /** See the class comment: owner sets, anyone CASes to null. */
@@ -82,6 +84,7 @@ final class RunQueue extends RunQueuePad2 {
         }
         ring = new G[capacity];
         mask = capacity - 1;
+        overflowBatch = new G[capacity / 2 + 1];
     }
 
     int capacity() {
@@ -241,6 +244,9 @@ final class RunQueue extends RunQueuePad2 {
                 if (stealRunNext) {
                     G next = runnext;
                     if (next != null) {
+                        // Not linearizable as "ring first": the owner may refill the ring
+                        // between our read of tail and this CAS, and we still take runnext.
+                        // Nothing is lost or duplicated (the CAS decides), as in Go.
                         if (victimRunning) {
                             // The victim is likely about to run this G itself (a ping-pong pair
                             // shuttling through runnext); stealing it now would bounce it

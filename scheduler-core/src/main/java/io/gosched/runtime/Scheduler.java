@@ -389,7 +389,7 @@ final class Scheduler {
      * Go: runtime/proc.go runqputslow
      */
     private boolean runqputslow(P pp, G gp) {
-        G[] batch = new G[pp.runq.capacity() / 2 + 1];
+        G[] batch = pp.runq.overflowBatch;
         int n = pp.runq.grabHalfForOverflow(batch);
         if (n == 0) {
             return false;
@@ -398,9 +398,12 @@ final class Scheduler {
         for (int i = 0; i < n; i++) {
             batch[i].schedlink = batch[i + 1];
         }
+        G first = batch[0];
+        G last = batch[n];
+        Arrays.fill(batch, 0, n + 1, null); // the batch array is reused: drop references
         sched.lock.lock();
         try {
-            sched.runq.putBatch(batch[0], batch[n], n + 1);
+            sched.runq.putBatch(first, last, n + 1);
         } finally {
             sched.lock.unlock();
         }
@@ -1134,7 +1137,8 @@ final class Scheduler {
         List<P> runnablePs;
         sched.lock.lock();
         try {
-            sched.stopperThread = Thread.currentThread();
+            M self = M.current(); // not Thread.currentThread(): see M.current()
+            sched.stopperThread = self != null ? self : Thread.currentThread();
             sched.stopnoteSet = false;
             int old = sched.gomaxprocs;
             sched.stopwait = old;

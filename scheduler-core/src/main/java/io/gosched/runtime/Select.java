@@ -47,7 +47,7 @@ public final class Select {
      *
      * Allocation: pollorder and lockorder are two int arrays allocated per call (Go keeps them on the
      * stack; a per-carrier scratch array is not safe because the G may migrate while parked and pass
-     * 3 still needs lockorder); a blocking select allocates one sudog per case in a goroutine (see Sudog "Allocation"); a chosen receive allocates
+     * 3 still needs lockorder); sudogs come from the per-M cache (see Sudog "Allocation"); a chosen receive allocates
      * its Selected result (a send or default result does not, for the common shapes).
      */
 
@@ -101,13 +101,16 @@ public final class Select {
         int norder = 0;
 
         // Generate permuted order, omitting cases with a nil channel.
-        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        // Not ThreadLocalRandom inside a goroutine: it is keyed by Thread.currentThread(), which
+        // may name the M this goroutine left (see M.current()); the P's own generator is not.
+        P pp = gp != null && gp.m != null ? gp.m.p : null;
+        ThreadLocalRandom rnd = pp == null ? ThreadLocalRandom.current() : null;
         for (int i = 0; i < ncases; i++) {
             SelectCase cas = cases[i];
             if (cas.c == null) {
                 continue;
             }
-            int j = rnd.nextInt(norder + 1); // cheaprandn(norder+1)
+            int j = pp != null ? pp.cheaprand() % (norder + 1) : rnd.nextInt(norder + 1); // cheaprandn(norder+1)
             pollorder[norder] = pollorder[j];
             pollorder[j] = i;
             norder++;
@@ -189,7 +192,7 @@ public final class Select {
         Sudog tail = null;
         for (int i = 0; i < norder; i++) {
             SelectCase cas = cases[lockorder[i]];
-            Sudog sg = Sudog.acquireSudog(gp != null);
+            Sudog sg = Sudog.acquireSudog();
             if (gp != null) {
                 sg.g = gp;
             } else {

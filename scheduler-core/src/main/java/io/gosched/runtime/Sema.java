@@ -74,7 +74,7 @@ public final class Sema {
         }
         // Harder case: increment waiter count; try cansemacquire one more time, return if
         // succeeded; enqueue itself as a waiter; sleep; (waiter descriptor is dequeued by signaler).
-        Sudog s = Sudog.acquireSudog(gp != null);
+        Sudog s = Sudog.acquireSudog();
         s.c = this;
         Sudog.ThreadParker parker = gp == null ? Sudog.currentParker() : null;
         if (gp != null) {

@@ -14,16 +14,16 @@ import java.util.concurrent.locks.LockSupport;
  * exclusively until it calls {@link #ready()}, after which it must not touch it again (the woken
  * side recycles it at once).
  *
- * <p>Allocation: sudogs of platform threads are recycled through a small per-thread cache
- * ({@link #acquireSudog(boolean)} / {@link #releaseSudog(Sudog)}), as Go caches them per P. Sudogs of
- * goroutines are allocated per blocking operation (one small object; the park around it costs far
- * more), because no thread-keyed cache is safe for them: a goroutine is a raw continuation that
- * migrates between carrier threads, and C2 treats {@code Thread.currentThread()} as immutable within
- * a compiled frame (true for virtual threads, whose identity survives a remount), so a
- * {@code ThreadLocal} read after a park in the same compiled frame can return the previous
- * carrier's value. Observed here: per-carrier caches corrupted (a null sudog handed out) in a
- * ping-pong loop once C2 compiled it. A per-G cache would be safe (see the report to core). Sudogs
- * of asynchronous operations belong to their future and are never recycled.
+ * <p>Allocation: sudogs of goroutines and platform threads are recycled through a small cache per M
+ * (per platform thread off the scheduler) ({@link #acquireSudog()} / {@link #releaseSudog(Sudog)}),
+ * as Go caches them per P. A goroutine may take a sudog from one M's cache and, after migrating while
+ * parked, return it to another's: each cache is only touched by code running on its own M. The M is
+ * found through {@link M#current()}, never a ThreadLocal: C2 treats {@code Thread.currentThread()}
+ * as immutable inside a compiled frame (true for virtual threads), so after a park in the same frame
+ * a ThreadLocal can resolve to the M the goroutine left (observed: a null sudog handed out in a
+ * C2-compiled ping-pong loop). Sudogs of
+ * asynchronous operations belong to their future and are never recycled (the future may outlive any
+ * wait).
  *
  * <p>Go: runtime/runtime2.go sudog; runtime/proc.go acquireSudog, releaseSudog
  */
@@ -97,21 +97,26 @@ final class Sudog {
 
     private static final ThreadLocal<Cache> CACHE = ThreadLocal.withInitial(Cache::new);
 
-    private static final class Cache {
+    static final class Cache {
         final Sudog[] free = new Sudog[CACHE_SIZE];
         int n;
         ThreadParker parker;
     }
 
     /**
-     * Returns a cleared sudog: a fresh one for a goroutine, a recycled one for a platform thread
-     * (see "Allocation" above). Go: runtime/proc.go acquireSudog
+     * The cache of the caller: its M's when it runs on an M (found freshly through
+     * {@link M#current()}, never through a ThreadLocal: inside a goroutine a ThreadLocal may
+     * resolve to the thread the goroutine ran on before it migrated, and two Ms would then share
+     * one cache), else the platform thread's own.
      */
-    static Sudog acquireSudog(boolean forGoroutine) {
-        if (forGoroutine) {
-            return new Sudog();
-        }
-        Cache cache = CACHE.get();
+    private static Cache cache() {
+        M mp = M.current();
+        return mp != null ? mp.sudogCache : CACHE.get();
+    }
+
+    /** Can be called by any goroutine or thread; returns a cleared sudog. Go: runtime/proc.go acquireSudog */
+    static Sudog acquireSudog() {
+        Cache cache = cache();
         if (cache.n > 0) {
             Sudog s = cache.free[--cache.n];
             cache.free[cache.n] = null;
@@ -123,19 +128,16 @@ final class Sudog {
     /** Called by the sudog's owner once no queue and no waker can reach it. Go: runtime/proc.go releaseSudog */
     static void releaseSudog(Sudog s) {
         assert s.next == null && s.prev == null : "releaseSudog: sudog still on a queue";
-        boolean ofGoroutine = s.g != null;
         s.clear();
-        if (ofGoroutine) {
-            return; // never cached, see "Allocation" above
-        }
-        Cache cache = CACHE.get();
+        Cache cache = cache();
         if (cache.n < CACHE_SIZE) {
             cache.free[cache.n++] = s;
         }
     }
 
-    /** The calling platform thread's parker (one per thread, reused for every wait). Never call from a goroutine. */
+    /** The calling platform thread's parker (one per thread, reused for every wait). Never called by a goroutine. */
     static ThreadParker currentParker() {
+        assert M.current() == null || M.current().curg == null : "currentParker called by a goroutine";
         Cache cache = CACHE.get();
         ThreadParker p = cache.parker;
         if (p == null) {

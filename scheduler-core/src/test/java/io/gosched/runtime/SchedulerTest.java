@@ -92,13 +92,18 @@ class SchedulerTest {
             CountDownLatch done = new CountDownLatch(64);
             for (int i = 0; i < 64; i++) {
                 rt.go(() -> {
-                    int now = running.incrementAndGet();
-                    max.accumulateAndGet(now, Math::max);
-                    long end = System.nanoTime() + 2_000_000;
-                    while (System.nanoTime() < end) {
+                    // Counted as running only between safe points: at a safe point it may be
+                    // preempted and another goroutine take its P.
+                    for (int segment = 0; segment < 20; segment++) {
+                        int now = running.incrementAndGet();
+                        max.accumulateAndGet(now, Math::max);
+                        long end = System.nanoTime() + 100_000;
+                        while (System.nanoTime() < end) {
+                            Thread.onSpinWait();
+                        }
+                        running.decrementAndGet();
                         Go.checkpoint();
                     }
-                    running.decrementAndGet();
                     done.countDown();
                 });
             }
@@ -373,5 +378,34 @@ class SchedulerTest {
                 rt.go(null);
             }
         });
+    }
+
+    /**
+     * After a goroutine resumes on another M, the runtime must still know which goroutine is
+     * running: JIT-compiled code may reuse a Thread.currentThread() read from before the yield
+     * (see M.current()). Loops long enough to be compiled by C2.
+     */
+    @Test
+    void currentGoroutineIsRightAfterMigrating() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            AtomicLong wrong = new AtomicLong();
+            int gs = 4;
+            int iters = 300_000 * STRESS;
+            CountDownLatch done = new CountDownLatch(gs);
+            for (int g = 0; g < gs; g++) {
+                rt.go(() -> {
+                    long me = Go.goid();
+                    for (int i = 0; i < iters; i++) {
+                        Go.yield();
+                        if (Go.goid() != me) {
+                            wrong.incrementAndGet();
+                        }
+                    }
+                    done.countDown();
+                });
+            }
+            assertTrue(done.await(120, TimeUnit.SECONDS), "goroutines did not finish");
+            assertEquals(0, wrong.get(), "Go.goid() named another goroutine after a migration");
+        }
     }
 }
