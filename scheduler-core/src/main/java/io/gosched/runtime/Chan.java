@@ -52,8 +52,8 @@ public final class Chan<T> implements Iterable<T> {
      * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
      * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
      *
-     * Allocation: send/recv/trySend/tryRecv/close allocate nothing (sudogs are recycled per carrier,
-     * the result markers are shared); recv2/tryRecv allocate the Received record they return (except
+     * Allocation: send/recv/trySend/tryRecv/close allocate nothing (the result markers are shared;
+     * sudogs are recycled per M, see Sudog "Allocation"); recv2/tryRecv allocate the Received record they return (except
      * the shared closed result); sendAsync/recvAsync allocate their future and, when they must wait,
      * one sudog; select allocates two small int arrays per call (see Select).
      */

@@ -47,7 +47,7 @@ public final class Select {
      *
      * Allocation: pollorder and lockorder are two int arrays allocated per call (Go keeps them on the
      * stack; a per-carrier scratch array is not safe because the G may migrate while parked and pass
-     * 3 still needs lockorder); sudogs come from the per-carrier cache; a chosen receive allocates
+     * 3 still needs lockorder); sudogs come from the per-M cache (see Sudog "Allocation"); a chosen receive allocates
      * its Selected result (a send or default result does not, for the common shapes).
      */
 

@@ -14,10 +14,14 @@ import java.util.concurrent.locks.LockSupport;
  * exclusively until it calls {@link #ready()}, after which it must not touch it again (the woken
  * side recycles it at once).
  *
- * <p>Allocation: sudogs of goroutines and platform threads are recycled through a small per-carrier
- * cache ({@link #acquireSudog()} / {@link #releaseSudog(Sudog)}), as Go caches them per P. A goroutine
- * may take a sudog from one carrier's cache and, after migrating while parked, return it to
- * another's: the caches are only ever touched by their own thread, so that is safe. Sudogs of
+ * <p>Allocation: sudogs of goroutines and platform threads are recycled through a small cache per M
+ * (per platform thread off the scheduler) ({@link #acquireSudog()} / {@link #releaseSudog(Sudog)}),
+ * as Go caches them per P. A goroutine may take a sudog from one M's cache and, after migrating while
+ * parked, return it to another's: each cache is only touched by code running on its own M. The M is
+ * found through {@link M#current()}, never a ThreadLocal: C2 treats {@code Thread.currentThread()}
+ * as immutable inside a compiled frame (true for virtual threads), so after a park in the same frame
+ * a ThreadLocal can resolve to the M the goroutine left (observed: a null sudog handed out in a
+ * C2-compiled ping-pong loop). Sudogs of
  * asynchronous operations belong to their future and are never recycled (the future may outlive any
  * wait).
  *

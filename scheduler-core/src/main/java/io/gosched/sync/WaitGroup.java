@@ -104,7 +104,11 @@ public final class WaitGroup {
         }
     }
 
-    /** Go 1.25's WaitGroup.Go: add(1), run f in a new goroutine, done() when f returns normally. */
+    /**
+     * Go 1.25's WaitGroup.Go: add(1), run f in a new goroutine, done() when f returns normally.
+     * Called from a goroutine (it uses {@code Go.go}); from a platform thread use add/done around
+     * {@code GoRuntime.go}.
+     */
     public void go(Runnable f) {
         add(1);
         io.gosched.runtime.Go.go(() -> {
