@@ -157,7 +157,7 @@ final class Scheduler {
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
         if (Trace.on) {
             G readier = mp != null ? mp.curg : null;
-            Trace.record(pp, gp.goid, Trace.GO_UNPARK, readier != null ? readier.goid : -1);
+            Trace.record(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
         }
         if (pp != null) {
             s.trackRunnable(gp, pp.cheaprand());
@@ -253,7 +253,7 @@ final class Scheduler {
             sched.spawnedOutside.incrementAndGet();
             trackRunnable(newg, ThreadLocalRandom.current().nextInt());
             if (Trace.on) {
-                Trace.record(null, newg.goid, Trace.GO_CREATE, -1);
+                Trace.record(null, newg.goid, Trace.K_GO_CREATE, -1);
             }
             globrunqputLocked(newg);
             wakep();
@@ -264,7 +264,7 @@ final class Scheduler {
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
         if (Trace.on) {
-            Trace.record(pp, newg.goid, Trace.GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
+            Trace.record(pp, newg.goid, Trace.K_GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
         }
         runqput(pp, newg, true);
         wakep();
@@ -530,7 +530,7 @@ final class Scheduler {
             pp.recordLatency(latencyBucket(d), d);
         }
         if (Trace.on) {
-            Trace.record(pp, gp.goid, Trace.GO_START, 0);
+            Trace.record(pp, gp.goid, Trace.K_GO_START, 0);
         }
 
         gp.coroutine.run();
@@ -538,7 +538,7 @@ final class Scheduler {
         mp.curg = null;
         if (gp.coroutine.isDone()) {
             if (Trace.on) {
-                Trace.record(mp.p, gp.goid, Trace.GO_END, 0);
+                Trace.record(mp.p, gp.goid, Trace.K_GO_END, 0);
             }
             goexit0(mp, gp);
             return null;
@@ -547,9 +547,9 @@ final class Scheduler {
         gp.op = G.OP_NONE;
         if (Trace.on) {
             if (op == G.OP_GOSCHED) {
-                Trace.record(mp.p, gp.goid, Trace.GO_SCHED, 0);
+                Trace.record(mp.p, gp.goid, Trace.K_GO_SCHED, 0);
             } else if (op == G.OP_PREEMPT) {
-                Trace.record(mp.p, gp.goid, Trace.GO_PREEMPT, 0);
+                Trace.record(mp.p, gp.goid, Trace.K_GO_PREEMPT, 0);
             }
         }
         switch (op) {
@@ -580,7 +580,7 @@ final class Scheduler {
             return gp;
         }
         if (Trace.on) {
-            Trace.record(mp.p, goid, Trace.GO_PARK, reason != null ? reason.ordinal() : -1);
+            Trace.record(mp.p, goid, Trace.K_GO_PARK, reason != null ? reason.ordinal() : -1);
         }
         return null;
     }
@@ -945,7 +945,7 @@ final class Scheduler {
                 pp.count(P.C_STEALS);
                 pp.count(P.C_STOLEN, pp.runq.lastStealCount);
                 if (Trace.on) {
-                    Trace.record(pp, gp.goid, Trace.STEAL, ((long) p2.id << 32) | pp.runq.lastStealCount);
+                    Trace.record(pp, gp.goid, Trace.K_STEAL, ((long) p2.id << 32) | pp.runq.lastStealCount);
                 }
                 return gp;
             }
@@ -1371,7 +1371,7 @@ final class Scheduler {
         }
         sched.preemptHandoffs.incrementAndGet();
         if (Trace.on) {
-            Trace.recordShared(hogged.id, -1, Trace.PROC_HANDOFF, 1);
+            Trace.recordShared(hogged.id, -1, Trace.K_PROC_HANDOFF, 1);
         }
         startm(sp, false);
         return true;
@@ -1506,7 +1506,7 @@ final class Scheduler {
         M mp = gp.m;
         P pp = mp.p;
         if (Trace.on) {
-            Trace.record(pp, gp.goid, Trace.GO_SYSCALL, 0);
+            Trace.record(pp, gp.goid, Trace.K_GO_SYSCALL, 0);
         }
         gp.casgstatus(G.RUNNING, G.SYSCALL);
         mp.syscalltick = pp.syscalltick();
@@ -1551,7 +1551,7 @@ final class Scheduler {
             oldp.incSyscalltick();
             gp.casgstatus(G.SYSCALL, G.RUNNING);
             if (Trace.on) {
-                Trace.record(oldp, gp.goid, Trace.GO_SYSEXIT, 0);
+                Trace.record(oldp, gp.goid, Trace.K_GO_SYSEXIT, 0);
             }
             return;
         }
@@ -1568,14 +1568,14 @@ final class Scheduler {
                 pp.incSyscalltick();
                 gp.casgstatus(G.SYSCALL, G.RUNNING);
                 if (Trace.on) {
-                    Trace.record(pp, gp.goid, Trace.GO_SYSEXIT, 1);
+                    Trace.record(pp, gp.goid, Trace.K_GO_SYSEXIT, 1);
                 }
                 return;
             }
         }
         // Slow path: no P. Yield; the M queues us globally and parks (exitsyscall0).
         if (Trace.on) {
-            Trace.record(null, gp.goid, Trace.GO_SYSEXIT, 1);
+            Trace.record(null, gp.goid, Trace.K_GO_SYSEXIT, 1);
         }
         gp.op = G.OP_EXITSYSCALL;
         if (!Coroutine.yieldToScheduler()) {

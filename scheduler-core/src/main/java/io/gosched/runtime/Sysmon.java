@@ -198,7 +198,7 @@ final class Sysmon implements Runnable {
                 pp.incSyscalltick();
                 sched.syscallHandoffs.incrementAndGet();
                 if (Trace.on) {
-                    Trace.recordShared(pp.id, -1, Trace.PROC_HANDOFF, 0);
+                    Trace.recordShared(pp.id, -1, Trace.K_PROC_HANDOFF, 0);
                 }
                 sched.scheduler.handoffp(pp);
             }

@@ -38,6 +38,21 @@ public final class Trace {
     public static final String STEAL = "Steal";
     public static final String PROC_HANDOFF = "ProcHandoff";
 
+    /** Kind codes as stored in the rings; index into KINDS. */
+    static final int K_GO_CREATE = 0;
+    static final int K_GO_START = 1;
+    static final int K_GO_END = 2;
+    static final int K_GO_PARK = 3;
+    static final int K_GO_UNPARK = 4;
+    static final int K_GO_PREEMPT = 5;
+    static final int K_GO_SCHED = 6;
+    static final int K_GO_SYSCALL = 7;
+    static final int K_GO_SYSEXIT = 8;
+    static final int K_STEAL = 9;
+    static final int K_PROC_HANDOFF = 10;
+    private static final String[] KINDS = {GO_CREATE, GO_START, GO_END, GO_PARK, GO_UNPARK, GO_PREEMPT,
+        GO_SCHED, GO_SYSCALL, GO_SYSEXIT, STEAL, PROC_HANDOFF};
+
     /**
      * Whether a recording is active. Plain on purpose: an emission point that reads a stale
      * value records a few events more or fewer at the edges of a recording, which is harmless,
@@ -79,7 +94,7 @@ public final class Trace {
     }
 
     /** Records an event of the M holding pp (pp may be null: then the shared ring). */
-    static void record(P pp, long goid, String kind, long arg) {
+    static void record(P pp, long goid, int kind, long arg) {
         Recording r = active;
         if (r == null) {
             return;
@@ -99,7 +114,7 @@ public final class Trace {
     }
 
     /** Records an event about P {@code p} from a thread that does not hold it (sysmon, hand-offs). */
-    static void recordShared(int p, long goid, String kind, long arg) {
+    static void recordShared(int p, long goid, int kind, long arg) {
         Recording r = active;
         if (r == null) {
             return;
@@ -157,8 +172,14 @@ public final class Trace {
         }
     }
 
-    /** A ring of events with one writer (or, for the shared ring, writers holding its monitor). */
+    /**
+     * A ring of events with one writer (or, for the shared ring, writers holding its monitor).
+     * Each event is four consecutive longs (time, goid, arg, kind << 32 | p) in one array: one
+     * cache line holds two events and the writer stores no references, so recording costs a
+     * clock read and a few sequential stores.
+     */
     static final class Ring {
+        private static final int SLOT = 4;
         private static final VarHandle WRITTEN;
 
         static {
@@ -171,25 +192,21 @@ public final class Trace {
 
         final Recording recording;
         private final boolean shared;
-        private final int[] p;
-        private final long[] ts;
-        private final long[] goid;
-        private final long[] arg;
-        private final String[] kind;
+        private final int capacity;
+        private final long[] data;
         /** Events ever written; published with a release store after each write. */
         private long written;
+        /** Index in data of the next slot to write; writer only. */
+        private int next;
 
         Ring(Recording recording, int p, int capacity) {
             this.recording = recording;
             this.shared = p < 0;
-            this.p = new int[capacity];
-            this.ts = new long[capacity];
-            this.goid = new long[capacity];
-            this.arg = new long[capacity];
-            this.kind = new String[capacity];
+            this.capacity = capacity;
+            this.data = new long[capacity * SLOT];
         }
 
-        void add(int pid, long t, long g, String k, long a) {
+        void add(int pid, long t, long g, int k, long a) {
             if (shared) {
                 synchronized (this) {
                     put(pid, t, g, k, a);
@@ -199,30 +216,32 @@ public final class Trace {
             }
         }
 
-        private void put(int pid, long t, long g, String k, long a) {
+        private void put(int pid, long t, long g, int k, long a) {
             long w = written;
-            int i = (int) (w % ts.length);
-            p[i] = pid;
-            ts[i] = t;
-            goid[i] = g;
-            arg[i] = a;
-            kind[i] = k;
+            int i = next; // == (w % capacity) * SLOT, kept apart to avoid a long division per event
+            next = i + SLOT == data.length ? 0 : i + SLOT;
+            long[] d = data;
+            d[i] = t;
+            d[i + 1] = g;
+            d[i + 2] = a;
+            d[i + 3] = ((long) (k + 1) << 32) | (pid & 0xFFFF_FFFFL); // kind + 1: 0 marks an empty slot
             WRITTEN.setRelease(this, w + 1);
         }
 
         long dropped() {
             long w = (long) WRITTEN.getAcquire(this);
-            return Math.max(0, w - ts.length);
+            return Math.max(0, w - capacity);
         }
 
         void copyTo(List<Event> out) {
             long w = (long) WRITTEN.getAcquire(this);
-            long from = Math.max(0, w - ts.length);
+            long from = Math.max(0, w - capacity);
             for (long n = from; n < w; n++) {
-                int i = (int) (n % ts.length);
-                String k = kind[i];
-                if (k != null) {
-                    out.add(new Event(ts[i], p[i], goid[i], k, arg[i]));
+                int i = (int) (n % capacity) * SLOT;
+                long meta = data[i + 3];
+                int k = (int) (meta >>> 32) - 1;
+                if (k >= 0 && k < KINDS.length) {
+                    out.add(new Event(data[i], (int) meta, data[i + 1], KINDS[k], data[i + 2]));
                 }
             }
         }

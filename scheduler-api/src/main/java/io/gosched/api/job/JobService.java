@@ -258,9 +258,10 @@ public final class JobService {
             release(job);
             Instant now = clock.instant();
             Instant started = job.startedAt();
+            // Meters first: whoever sees the final state must find it counted.
+            metrics.jobFinished(JobState.FAILED.json(), started == null ? Duration.ZERO : Duration.between(started, now));
             job.transition(JobState.RUNNING, JobState.FAILED, now);
             retire(job, now);
-            metrics.jobFinished(JobState.FAILED.json(), started == null ? Duration.ZERO : Duration.between(started, now));
         }
     }
 
@@ -329,9 +330,10 @@ public final class JobService {
             schedule(job, Duration.ofMillis(job.spec.retry().backoffBefore(job.attempt() + 1)));
         } else {
             Instant started = job.startedAt();
+            // Meters first: whoever sees the final state must find it counted.
+            metrics.jobFinished(outcome.json(), started == null ? Duration.ZERO : Duration.between(started, now));
             job.transition(JobState.RUNNING, outcome, now);
             retire(job, now);
-            metrics.jobFinished(outcome.json(), started == null ? Duration.ZERO : Duration.between(started, now));
         }
         dispatch();
     }
