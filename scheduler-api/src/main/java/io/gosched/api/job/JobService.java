@@ -86,7 +86,14 @@ public final class JobService {
     @SuppressWarnings("unchecked")
     private final ArrayDeque<Job>[] levels = new ArrayDeque[JobSpec.MAX_PRIORITY + 1]; // guarded by queueLock
     private long nextSeq; // guarded by queueLock
-    private int running; // guarded by queueLock
+    private int running; // guarded by queueLock: admission slots held, freed once the job is retired
+    /**
+     * Attempts running now (what gosched.jobs.live shows); guarded by queueLock. It drops before
+     * a job's final state becomes visible, while its admission slot ({@code running}) is freed only
+     * after the finished job is in the retention queue, so the store never holds more than the
+     * admission and retention bounds allow.
+     */
+    private int live;
     private long reserved; // goroutines reserved by running jobs; guarded by queueLock
     private final AtomicInteger waiting = new AtomicInteger();
 
@@ -237,6 +244,7 @@ public final class JobService {
                 }
                 waiting.decrementAndGet();
                 running++;
+                live++;
                 reserved += g;
                 if (start == null) {
                     start = new ArrayList<>();
@@ -255,13 +263,14 @@ public final class JobService {
             runtime.go(() -> run(job));
         } catch (RuntimeException refused) { // the runtime is shutting down
             job.fail(new Run.Failure("", "the runtime refused the job: " + refused.getMessage()));
-            release(job);
+            endAttempt();
             Instant now = clock.instant();
             Instant started = job.startedAt();
             // Meters first: whoever sees the final state must find it counted.
             metrics.jobFinished(JobState.FAILED.json(), started == null ? Duration.ZERO : Duration.between(started, now));
             job.transition(JobState.RUNNING, JobState.FAILED, now);
             retire(job, now);
+            release(job);
         }
     }
 
@@ -292,6 +301,12 @@ public final class JobService {
         finish(job, run);
     }
 
+    private void endAttempt() {
+        synchronized (queueLock) {
+            live--;
+        }
+    }
+
     private void release(Job job) {
         synchronized (queueLock) {
             running--;
@@ -319,10 +334,11 @@ public final class JobService {
         }
         run.context().cancel(); // releases the deadline timer
         job.record(run);
-        release(job);
+        endAttempt();
         Instant now = clock.instant();
         boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && !shuttingDown && job.attemptsLeft();
         if (retry) {
+            release(job);
             // An automatic retry is not a new submission: it bypasses the queue cap so that an
             // accepted job is never dropped between attempts.
             waiting.incrementAndGet();
@@ -334,6 +350,7 @@ public final class JobService {
             metrics.jobFinished(outcome.json(), started == null ? Duration.ZERO : Duration.between(started, now));
             job.transition(JobState.RUNNING, outcome, now);
             retire(job, now);
+            release(job);
         }
         dispatch();
     }
@@ -364,7 +381,7 @@ public final class JobService {
 
     public int runningJobs() {
         synchronized (queueLock) {
-            return running;
+            return live;
         }
     }
 
