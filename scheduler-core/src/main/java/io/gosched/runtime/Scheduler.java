@@ -1410,7 +1410,8 @@ final class Scheduler {
 
     /** The M holding a retiring spare gives it back. Executed only by mp. */
     private void retireSpare(M mp) {
-        if (mp.spinning) {
+        boolean wasSpinning = mp.spinning;
+        if (wasSpinning) {
             mp.spinning = false;
             sched.nmspinning.decrementAndGet();
         }
@@ -1422,7 +1423,9 @@ final class Scheduler {
         } finally {
             sched.lock.unlock();
         }
-        if (moved > 0) {
+        // A submitter that saw this M spinning relied on it to find its work (see "Spinning
+        // and wakep"); it is about to park instead, so hand the duty on, as resetspinning does.
+        if (moved > 0 || wasSpinning) {
             wakep();
         }
     }
