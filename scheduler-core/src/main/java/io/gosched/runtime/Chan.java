@@ -47,7 +47,7 @@ public final class Chan<T> implements Iterable<T> {
      * unlocks, and only then calls Sudog.ready().
      *
      * Parking rule (goroutines): the sudog is enqueued with lock held and the goroutine parks with
-     * CHAN_PARK_COMMIT, which releases lock after the G is waiting (Go's chanparkcommit). Nothing
+     * lock itself as the commit, which releases it after the G is waiting (Go's chanparkcommit). Nothing
      * between lock() and gopark yields the continuation, so no waker can observe the sudog before
      * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
      * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
@@ -193,16 +193,13 @@ public final class Chan<T> implements Iterable<T> {
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;
-            gp.param = null;
             sendq.enqueue(mysg);
             try {
-                Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_SEND);
+                Scheduler.gopark(lock, null, WaitReason.CHAN_SEND);
             } catch (IllegalStateException pinned) {
                 abandonPark(sendq, mysg); // could not park: nothing ran, the lock is still ours
                 throw pinned;
             }
-            assert gp.param == mysg : "chansend: spurious wakeup";
-            gp.param = null;
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
             mysg.waiter = p;
@@ -382,16 +379,13 @@ public final class Chan<T> implements Iterable<T> {
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;
-            gp.param = null;
             recvq.enqueue(mysg);
             try {
-                Scheduler.gopark(CHAN_PARK_COMMIT, this, WaitReason.CHAN_RECEIVE);
+                Scheduler.gopark(lock, null, WaitReason.CHAN_RECEIVE);
             } catch (IllegalStateException pinned) {
                 abandonPark(recvq, mysg);
                 throw pinned;
             }
-            assert gp.param == mysg : "chanrecv: spurious wakeup";
-            gp.param = null;
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
             mysg.waiter = p;
@@ -416,16 +410,6 @@ public final class Chan<T> implements Iterable<T> {
         lock.unlock();
         Sudog.releaseSudog(mysg);
     }
-
-    /**
-     * Releases the channel lock after the parking G is waiting. Runs on the scheduler side; touches
-     * nothing but the lock (the G may already be running elsewhere once it returns).
-     * Go: runtime/chan.go chanparkcommit
-     */
-    private static final ParkCommit CHAN_PARK_COMMIT = (gp, chan) -> {
-        ((Chan<?>) chan).lock.unlock();
-        return true;
-    };
 
     // ---- close ---------------------------------------------------------------------------------
 

@@ -67,9 +67,16 @@ final class G implements Runnable {
     M m;
     /** Set by the G before it yields; read and cleared by its M. See OP_*. */
     int op;
+    /*
+     * Why the park fields are few and the wait reason is a byte: a long-lived G sits in the old
+     * generation, and with G1 every non-null reference store into an old object pays a StoreLoad
+     * fence in the card-marking barrier (JDK 25). gopark runs once per blocking operation, so it
+     * stores one reference (parkCommit; parkArg only when the commit needs one) and a byte.
+     */
     ParkCommit parkCommit;
     Object parkArg;
-    WaitReason waitreason;
+    /** WaitReason ordinal + 1 while parked with a reason, else 0. */
+    byte waitreason;
 
     /**
      * Preemption request, set by sysmon or the world-stopper, read at every safe point
@@ -150,12 +157,17 @@ final class G implements Runnable {
         return selectDone != 0;
     }
 
+    /** Why this G waits, or null. */
+    WaitReason waitreason() {
+        return WaitReason.of(waitreason);
+    }
+
     static String statusName(int s) {
         return s >= 0 && s < STATUS_NAMES.length ? STATUS_NAMES[s] : Integer.toString(s);
     }
 
     @Override
     public String toString() {
-        return "goroutine " + goid + " [" + (status == WAITING && waitreason != null ? waitreason : statusName(status)) + "]";
+        return "goroutine " + goid + " [" + (status == WAITING && waitreason() != null ? waitreason() : statusName(status)) + "]";
     }
 }

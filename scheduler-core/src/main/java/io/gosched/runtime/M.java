@@ -39,9 +39,6 @@ final class M extends Thread {
     /** This M's syscalltick snapshot, for exitsyscall's fast path. */
     long syscalltick;
 
-    /** Free sudogs of the code running on this M (Go keeps them per P). Only this M touches it. */
-    final Sudog.Cache sudogCache = new Sudog.Cache();
-
     /** The park note: set by notewakeup, consumed by notesleep. */
     private volatile boolean wakeup;
 

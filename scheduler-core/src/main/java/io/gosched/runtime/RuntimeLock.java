@@ -23,7 +23,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Go: runtime/lock_futex.go lock2, unlock2
  */
-final class RuntimeLock {
+final class RuntimeLock implements ParkCommit {
     private static final VarHandle STATE;
     static {
         try {
@@ -64,6 +64,18 @@ final class RuntimeLock {
     void unlock() {
         assert state == 1 : "unlock of unlocked runtime lock";
         STATE.setRelease(this, 0); // store-release: publishes the critical section
+    }
+
+    /**
+     * The lock is its own park commit: a goroutine parking with this lock held passes it to
+     * {@code gopark} and the scheduler releases it once the G is waiting (Go's chanparkcommit).
+     * Passing the lock itself instead of a shared commit plus the lock as its argument saves a
+     * reference store into the G per park (see G "Why the park fields are few").
+     */
+    @Override
+    public boolean commit(G gp, Object unused) {
+        unlock();
+        return true;
     }
 
     boolean isHeld() {

@@ -131,9 +131,11 @@ final class Scheduler {
         if (gp == null) {
             throw new IllegalStateException("gopark outside a goroutine");
         }
-        gp.waitreason = reason;
+        gp.waitreason = reason.code();
         gp.parkCommit = commit;
-        gp.parkArg = arg;
+        if (arg != null) {
+            gp.parkArg = arg; // see G "Why the park fields are few"
+        }
         gp.op = G.OP_PARK;
         if (!Coroutine.yieldToScheduler()) {
             gp.op = G.OP_NONE;
@@ -280,7 +282,7 @@ final class Scheduler {
         gp.preempt = false;
         gp.param = null;
         gp.setSelectDone(0);
-        gp.waitreason = null;
+        gp.waitreason = 0;
         gp.locks = 0;
         gp.initStatus(G.RUNNABLE);
         return gp;
@@ -308,7 +310,7 @@ final class Scheduler {
         gp.body = null;
         gp.coroutine = null;
         gp.param = null;
-        gp.waitreason = null;
+        gp.waitreason = 0;
         P pp = mp.p;
         if (pp != null) {
             pp.count(P.C_EXITED);
@@ -569,10 +571,12 @@ final class Scheduler {
         ParkCommit commit = gp.parkCommit;
         Object arg = gp.parkArg;
         gp.parkCommit = null;
-        gp.parkArg = null;
+        if (arg != null) {
+            gp.parkArg = null;
+        }
         gp.m = null;
         long goid = gp.goid;
-        WaitReason reason = gp.waitreason;
+        WaitReason reason = gp.waitreason();
         gp.casgstatus(G.RUNNING, G.WAITING);
         // From here on another M may ready and run gp as soon as commit releases its lock.
         if (commit != null && !commit.commit(gp, arg)) {
@@ -1110,6 +1114,15 @@ final class Scheduler {
      * Go: runtime/proc.go wakep
      */
     void wakep() {
+        // No idle P: every P is owned by an M that will look at the queues again before it lets
+        // go of its P (under sched.lock for the global queue, and with the spinning M's
+        // re-check of "The delicate dance"), so there is nobody to wake. This cheap load saves
+        // the CAS, the lock and the decrement on the hot path of a fully busy runtime, such as
+        // goready after every channel hand-off. (Go 1.19's wakep; later Go dropped it for
+        // pidlegetSpinning's sake, paying the lock instead.)
+        if (sched.npidle.get() == 0) {
+            return;
+        }
         if (sched.nmspinning.get() != 0 || !sched.nmspinning.compareAndSet(0, 1)) {
             return;
         }

@@ -100,9 +100,8 @@ public final class Sema {
                 waiters.enqueue(s);
             }
             if (gp != null) {
-                gp.param = null;
                 try {
-                    Scheduler.gopark(SEMA_PARK_COMMIT, this, WaitReason.SEMACQUIRE);
+                    Scheduler.gopark(lock, null, WaitReason.SEMACQUIRE);
                 } catch (IllegalStateException pinned) {
                     // Could not park (pinned goroutine): no commit ran, the lock is still held.
                     waiters.dequeueSudoG(s);
@@ -111,7 +110,6 @@ public final class Sema {
                     Sudog.releaseSudog(s);
                     throw pinned;
                 }
-                gp.param = null;
             } else {
                 parker.param = null;
                 lock.unlock();
@@ -195,11 +193,6 @@ public final class Sema {
     public int waiters() {
         return nwait;
     }
-
-    private static final ParkCommit SEMA_PARK_COMMIT = (gp, sema) -> {
-        ((Sema) sema).lock.unlock();
-        return true;
-    };
 
     // ---- spinning, for sync.Mutex -----------------------------------------------------------
 

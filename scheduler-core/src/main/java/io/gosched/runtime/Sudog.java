@@ -14,16 +14,9 @@ import java.util.concurrent.locks.LockSupport;
  * exclusively until it calls {@link #ready()}, after which it must not touch it again (the woken
  * side recycles it at once).
  *
- * <p>Allocation: sudogs of goroutines and platform threads are recycled through a small cache per M
- * (per platform thread off the scheduler) ({@link #acquireSudog()} / {@link #releaseSudog(Sudog)}),
- * as Go caches them per P. A goroutine may take a sudog from one M's cache and, after migrating while
- * parked, return it to another's: each cache is only touched by code running on its own M. The M is
- * found through {@link M#current()}, never a ThreadLocal: C2 treats {@code Thread.currentThread()}
- * as immutable inside a compiled frame (true for virtual threads), so after a park in the same frame
- * a ThreadLocal can resolve to the M the goroutine left (observed: a null sudog handed out in a
- * C2-compiled ping-pong loop). Sudogs of
- * asynchronous operations belong to their future and are never recycled (the future may outlive any
- * wait).
+ * <p>Allocation: every wait takes a new sudog ({@link #acquireSudog()}); unlike Go, sudogs are not
+ * cached, because on the JVM a young object is cheaper to write into than a recycled old one (see
+ * "Why sudogs are not recycled" below).
  *
  * <p>Go: runtime/runtime2.go sudog; runtime/proc.go acquireSudog, releaseSudog
  */
@@ -69,7 +62,9 @@ final class Sudog {
     void ready() {
         G gp = g;
         if (gp != null) {
-            gp.param = this;
+            if (isSelect) {
+                gp.param = this; // which case fired; a plain wait knows its one sudog (see G "Why the park fields are few")
+            }
             Scheduler.goready(gp);
         } else {
             waiter.wake(this);
@@ -90,59 +85,41 @@ final class Sudog {
         ticket = 0;
     }
 
-    // ---- per-carrier cache --------------------------------------------------------------------
+    // ---- allocation ------------------------------------------------------------------------
 
-    /** Go's per-P sudogcache holds up to 128; a select rarely needs more than a handful. */
-    private static final int CACHE_SIZE = 16;
-
-    private static final ThreadLocal<Cache> CACHE = ThreadLocal.withInitial(Cache::new);
-
-    static final class Cache {
-        final Sudog[] free = new Sudog[CACHE_SIZE];
-        int n;
-        ThreadParker parker;
-    }
-
-    /**
-     * The cache of the caller: its M's when it runs on an M (found freshly through
-     * {@link M#current()}, never through a ThreadLocal: inside a goroutine a ThreadLocal may
-     * resolve to the thread the goroutine ran on before it migrated, and two Ms would then share
-     * one cache), else the platform thread's own.
+    /*
+     * Why sudogs are not recycled (Go caches them per P). A recycled sudog lives long enough to be
+     * promoted to the old generation, and with G1 (JDK 25) every non-null reference store into an
+     * old object that points outside its region pays a StoreLoad fence in the card-marking barrier:
+     * elem, g, c, the queue links, each time the sudog is used. A fresh sudog is a TLAB bump in the
+     * young generation, whose stores skip that fence. Measured on the ping-pong workload, a
+     * per-M cache of 16 sudogs cost more than it saved (see docs/channels-and-sync.md). Fresh
+     * sudogs also rule out a stale waker touching a sudog that was already reused.
      */
-    private static Cache cache() {
-        M mp = M.current();
-        return mp != null ? mp.sudogCache : CACHE.get();
-    }
 
-    /** Can be called by any goroutine or thread; returns a cleared sudog. Go: runtime/proc.go acquireSudog */
+    private static final ThreadLocal<ThreadParker> PARKER = new ThreadLocal<>();
+
+    /** Can be called by any goroutine or thread; returns a new sudog. Go: runtime/proc.go acquireSudog */
     static Sudog acquireSudog() {
-        Cache cache = cache();
-        if (cache.n > 0) {
-            Sudog s = cache.free[--cache.n];
-            cache.free[cache.n] = null;
-            return s;
-        }
         return new Sudog();
     }
 
-    /** Called by the sudog's owner once no queue and no waker can reach it. Go: runtime/proc.go releaseSudog */
+    /**
+     * Called by the sudog's owner once no queue and no waker can reach it: drops what it holds so
+     * that nothing outlives the wait through a stray reference. Go: runtime/proc.go releaseSudog
+     */
     static void releaseSudog(Sudog s) {
         assert s.next == null && s.prev == null : "releaseSudog: sudog still on a queue";
-        s.clear();
-        Cache cache = cache();
-        if (cache.n < CACHE_SIZE) {
-            cache.free[cache.n++] = s;
-        }
+        s.elem = null;
     }
 
     /** The calling platform thread's parker (one per thread, reused for every wait). Never called by a goroutine. */
     static ThreadParker currentParker() {
         assert M.current() == null || M.current().curg == null : "currentParker called by a goroutine";
-        Cache cache = CACHE.get();
-        ThreadParker p = cache.parker;
+        ThreadParker p = PARKER.get();
         if (p == null) {
             p = new ThreadParker(Thread.currentThread());
-            cache.parker = p;
+            PARKER.set(p);
         }
         return p;
     }

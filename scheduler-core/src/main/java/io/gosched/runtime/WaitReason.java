@@ -29,6 +29,17 @@ enum WaitReason {
         this.text = text;
     }
 
+    private static final WaitReason[] VALUES = values();
+
+    /** As stored in a G: the ordinal + 1, 0 for none. */
+    byte code() {
+        return (byte) (ordinal() + 1);
+    }
+
+    static WaitReason of(byte code) {
+        return code == 0 ? null : VALUES[code - 1];
+    }
+
     @Override
     public String toString() {
         return text;
