@@ -20,6 +20,11 @@ public final class Go {
      */
     public static void go(Runnable body) {
         G gp = current("Go.go");
+        // A safe point, as the call to newproc is in Go (its prologue checks for preemption).
+        // Without it a loop that only spawns could not be preempted: it would keep its P for
+        // the whole loop while its new goroutines pile up in the global queue, and goroutines
+        // woken meanwhile would queue behind them (seen as 100+ ms sleep lateness).
+        Scheduler.checkpoint();
         gp.sched.scheduler.newproc(body);
     }
 

@@ -69,7 +69,7 @@ public final class Compare {
                   --warmup N           warm-up rounds, not counted (default 2)
                   --quick              small sizes, 1 warm-up, 3 rounds (a smoke run; not for the README)
                   --procs N            GOMAXPROCS / parallelism of every peer (default 2; gosched workload: 1)
-                  --heap SIZE          -Xmx of the JVM peers (default 3g)
+                  --heap SIZE          -Xms and -Xmx of the JVM peers (default 3g)
                   --timeout S          seconds one run may take before its peer is killed (default 180)
                   --jfr DIR            record JFR (settings=profile) in every JVM peer, files in DIR
                   --jvm-opt OPT        extra JVM option for the JVM peers (repeatable)
@@ -138,6 +138,12 @@ public final class Compare {
                 pb.environment().put("GOMAXPROCS", Integer.toString(procs));
             } else {
                 cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+                // A fixed heap, as a latency-sensitive service would run. The System.gc() before
+                // each run (see PeerMain) would otherwise shrink the heap to a few tens of MB,
+                // and the next run would pay for regrowing it: on the timers workload, five
+                // young collections of 10-30 ms each land in a half-second run and make every
+                // sleeper late by them (mean lateness 17-42 ms instead of 4 ms for gosched).
+                cmd.add("-Xms" + o.heap);
                 cmd.add("-Xmx" + o.heap);
                 cmd.add("--add-exports");
                 cmd.add("java.base/jdk.internal.vm=ALL-UNNAMED");
@@ -352,7 +358,7 @@ public final class Compare {
         for (String p : o.peers) {
             sb.append("- ").append(p).append(": ").append(versions.getOrDefault(p, "(did not start)")).append("\n");
         }
-        sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xmx").append(o.heap)
+        sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xms=-Xmx=").append(o.heap)
                 .append(", default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
                 .append("\n");
         if (!o.label.isEmpty()) sb.append("- Source: ").append(o.label).append("\n");
