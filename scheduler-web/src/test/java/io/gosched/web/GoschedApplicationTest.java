@@ -52,13 +52,16 @@ class GoschedApplicationTest {
         assumeTrue(runtime.gomaxprocs() > 1, "stealing needs two Ps; GOMAXPROCS is " + runtime.gomaxprocs());
         double before = counter(Workload.scrape(client), "gosched_steals_total");
         // One goroutine spawns them all: they queue on its P (runnext, then its ring), so the other
-        // Ps can only get work by stealing it.
-        CountDownLatch done = new CountDownLatch(2000);
+        // Ps can only get work by stealing it. Fewer than the ring holds (256), or the overflow
+        // would hand half of them to the global queue, where the other Ps find them without a
+        // steal; each long enough (about a millisecond) that the idle P's M is awake well before
+        // the spawner's P could run them all.
+        CountDownLatch done = new CountDownLatch(200);
         runtime.go(() -> {
-            for (int i = 0; i < 2000; i++) {
+            for (int i = 0; i < 200; i++) {
                 Go.go(() -> {
                     long x = 0;
-                    for (int k = 0; k < 20_000; k++) {
+                    for (int k = 0; k < 2_000_000; k++) {
                         x += k * 31L;
                     }
                     if (x == 42) {
