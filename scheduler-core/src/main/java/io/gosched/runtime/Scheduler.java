@@ -532,15 +532,20 @@ final class Scheduler {
             pp.recordLatency(latencyBucket(d), d);
         }
         if (Trace.on) {
-            Trace.record(pp, gp.goid, Trace.K_GO_START, 0);
+            long ts = mp.traceClock;
+            mp.traceClock = 0;
+            Trace.recordAt(pp, ts != 0 ? ts : System.nanoTime(), gp.goid, Trace.K_GO_START, 0);
         }
 
         gp.coroutine.run();
 
         mp.curg = null;
+        if (Trace.on) {
+            mp.traceClock = System.nanoTime(); // the end of this run; see M.traceClock
+        }
         if (gp.coroutine.isDone()) {
             if (Trace.on) {
-                Trace.record(mp.p, gp.goid, Trace.K_GO_END, 0);
+                Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_END, 0);
             }
             goexit0(mp, gp);
             return null;
@@ -549,9 +554,9 @@ final class Scheduler {
         gp.op = G.OP_NONE;
         if (Trace.on) {
             if (op == G.OP_GOSCHED) {
-                Trace.record(mp.p, gp.goid, Trace.K_GO_SCHED, 0);
+                Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_SCHED, 0);
             } else if (op == G.OP_PREEMPT) {
-                Trace.record(mp.p, gp.goid, Trace.K_GO_PREEMPT, 0);
+                Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_PREEMPT, 0);
             }
         }
         switch (op) {
@@ -584,7 +589,7 @@ final class Scheduler {
             return gp;
         }
         if (Trace.on) {
-            Trace.record(mp.p, goid, Trace.K_GO_PARK, reason != null ? reason.ordinal() : -1);
+            Trace.recordAt(mp.p, mp.traceClock, goid, Trace.K_GO_PARK, reason != null ? reason.ordinal() : -1);
         }
         return null;
     }
@@ -689,6 +694,8 @@ final class Scheduler {
                     return gp;
                 }
             }
+
+            mp.traceClock = 0; // past the fast path: the next GoStart reads the clock itself
 
             // Non-blocking netpoll, by one M at a time and only while nobody blocks in it: an
             // optimization, the blocking poller or sysmon would find these Gs too.
@@ -1202,6 +1209,7 @@ final class Scheduler {
         if (mp.p != null || mp.spinning) {
             throw new IllegalStateException("stopm holding p or spinning");
         }
+        mp.traceClock = 0; // an M that sleeps is not between two runs
         sched.lock.lock();
         try {
             if (sched.stopping) {
