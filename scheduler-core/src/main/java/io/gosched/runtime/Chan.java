@@ -52,10 +52,12 @@ public final class Chan<T> implements Iterable<T> {
      * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
      * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
      *
-     * Allocation: send/recv/trySend/tryRecv/close allocate nothing (the result markers are shared;
-     * sudogs are recycled per M, see Sudog "Allocation"); recv2/tryRecv allocate the Received record they return (except
-     * the shared closed result); sendAsync/recvAsync allocate their future and, when they must wait,
-     * one sudog; select allocates two small int arrays per call (see Select).
+     * Allocation: send/recv/trySend/tryRecv/close allocate nothing when they do not block (the
+     * result markers are shared); a blocking send or receive allocates one sudog (see Sudog "Why
+     * sudogs are not recycled"); recv2/tryRecv allocate the Received record they return (except
+     * the shared closed result); sendAsync/recvAsync allocate their future and, when they must
+     * wait, one sudog; select allocates two small int arrays per call and a sudog per case when
+     * it blocks (see Select).
      */
 
     private static final VarHandle QCOUNT;

@@ -71,20 +71,6 @@ final class Sudog {
         }
     }
 
-    /** Clears every field so that a recycled sudog carries nothing over. */
-    void clear() {
-        g = null;
-        waiter = null;
-        next = null;
-        prev = null;
-        elem = null;
-        c = null;
-        isSelect = false;
-        success = false;
-        waitlink = null;
-        ticket = 0;
-    }
-
     // ---- allocation ------------------------------------------------------------------------
 
     /*
@@ -170,7 +156,7 @@ final class Sudog {
 
         @Override
         public void wake(Sudog sg) {
-            Thread t = thread; // read before publishing: once param is set, sg may be recycled
+            Thread t = thread; // read before publishing: once param is set, sg may be released
             param = sg;
             LockSupport.unpark(t);
         }
