@@ -137,6 +137,10 @@ class PrometheusDashboardTest {
         URI uri = URI.create(base + "/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8));
         HttpResponse<String> resp = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
                 HttpResponse.BodyHandlers.ofString());
+        if (resp.statusCode() == 503) {
+            // Prometheus answers plain-text "Service Unavailable" until its TSDB is open.
+            throw new IOException("prometheus not ready: " + resp.body().strip());
+        }
         return json.readTree(resp.body());
     }
 
