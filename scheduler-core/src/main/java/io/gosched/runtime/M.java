@@ -35,6 +35,8 @@ final class M extends Thread {
     boolean stealNewWork;
     long stealPollUntil;
     long stealNow;
+    /** A victim refilled its runnext while this M paused to steal it (see RunQueue.grab). */
+    boolean stealBackedOff;
     boolean stealRanTimer;
     /**
      * While tracing: the clock reading taken when the last goroutine on this M stopped, reused as

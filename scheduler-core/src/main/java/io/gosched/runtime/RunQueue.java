@@ -75,6 +75,13 @@ final class RunQueue extends RunQueuePad2 {
     final G[] overflowBatch;
     /** How many Gs the last {@link #steal} took, runnable one included. Owner only. */
     int lastStealCount;
+    /**
+     * Whether the last {@link #steal} found the victim running through its runnext (see grab):
+     * the victim is busy, and the thief should stay around. Owner only.
+     */
+    boolean lastStealBackedOff;
+    /** {@link #grab}'s answer when it left runnext to its owner. */
+    static final int BACKED_OFF = -1;
     /** See the class comment: owner sets, anyone CASes to null. */
     private volatile G runnext;
     /**
@@ -238,8 +245,9 @@ final class RunQueue extends RunQueuePad2 {
 
     /**
      * Grabs half (rounded up) of this queue's Gs into the thief's ring starting at thiefHead,
-     * or, on the last pass, runnext when the ring is empty. Returns the number grabbed.
-     * Can be executed by any P (the thief owns {@code into}).
+     * or, on the last pass, runnext when the ring is empty. Returns the number grabbed, or
+     * {@link #BACKED_OFF} when it left runnext to its owner because the owner refilled it during
+     * the pause. Can be executed by any P (the thief owns {@code into}).
      *
      * @param victimRunning whether the victim P is running: then, before taking its runnext, the
      *                      thief waits ~3 µs so the victim can run its own runnext first
@@ -269,7 +277,7 @@ final class RunQueue extends RunQueuePad2 {
                                 // every round trip), and bounce the pair between Ps. A new put
                                 // during our pause shows the owner is running through runnext:
                                 // leave it alone, as the pause meant to.
-                                return 0;
+                                return BACKED_OFF;
                             }
                         }
                         if (!casRunnext(next, null)) {
@@ -301,10 +309,12 @@ final class RunQueue extends RunQueuePad2 {
     G steal(RunQueue victim, boolean stealRunNext, boolean victimRunning) {
         int t = lpTail();
         int n = victim.grab(ring, mask, t, stealRunNext, victimRunning);
-        lastStealCount = n;
-        if (n == 0) {
+        lastStealBackedOff = n == BACKED_OFF;
+        if (n <= 0) {
+            lastStealCount = 0;
             return null;
         }
+        lastStealCount = n;
         n--;
         G gp = ring[(t + n) & mask];
         if (n == 0) {

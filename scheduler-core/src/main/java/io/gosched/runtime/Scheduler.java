@@ -789,7 +789,14 @@ final class Scheduler {
                         continue;
                     }
                 }
-                P p2 = checkRunqsNoP(allpSnapshot, procsSnapshot);
+                // A P that kept refilling its runnext while we paused to steal it is busy with a
+                // hand-off chain (a ping-pong pair): count it as work seen, so we go round again
+                // as a spinning M (mostly asleep in that pause) instead of parking. Go's thief
+                // does the same whenever its re-check catches that runnext full; parking instead
+                // makes the pair's next goready pay for waking us through a futex.
+                boolean busySeen = mp.stealBackedOff;
+                mp.stealBackedOff = false;
+                P p2 = checkRunqsNoP(allpSnapshot, procsSnapshot, busySeen);
                 if (p2 != null) {
                     acquirep(mp, p2);
                     becomeSpinning(mp);
@@ -889,6 +896,7 @@ final class Scheduler {
         mp.stealPollUntil = 0;
         mp.stealNow = now;
         mp.stealRanTimer = false;
+        mp.stealBackedOff = false;
         RandomOrder order = sched.stealOrder;
         P[] allp = sched.allp;
         int n = order.count();
@@ -952,6 +960,9 @@ final class Scheduler {
         }
         if (!p2.idle) {
             G gp = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
+            if (pp.runq.lastStealBackedOff) {
+                mp.stealBackedOff = true;
+            }
             if (gp != null) {
                 pp.count(P.C_STEALS);
                 pp.count(P.C_STOLEN, pp.runq.lastStealCount);
@@ -969,8 +980,8 @@ final class Scheduler {
      * Executed by an M without a P.
      * Go: runtime/proc.go checkRunqsNoP
      */
-    private P checkRunqsNoP(P[] allp, int procs) {
-        boolean work = false;
+    private P checkRunqsNoP(P[] allp, int procs, boolean busySeen) {
+        boolean work = busySeen;
         for (int i = 0; i < procs && i < allp.length && !work; i++) {
             P p2 = allp[i];
             work = !p2.idle && !p2.runq.isEmpty();
