@@ -33,8 +33,10 @@ final class RuntimeLock implements ParkCommit {
         }
     }
 
-    /** Go's {@code active_spin} x {@code active_spin_cnt}: busy-wait this many times before yielding the thread. */
-    private static final int ACTIVE_SPINS = 4 * 30;
+    /** Go's {@code active_spin}: looks at a held lock this many times before yielding the thread. */
+    private static final int ACTIVE_SPIN = 4;
+    /** Go's {@code active_spin_cnt}: pauses between two looks. */
+    private static final int ACTIVE_SPIN_CNT = 30;
 
     private volatile int state; // 0 free, 1 held; CAS to take, release-store to give back
 
@@ -51,9 +53,15 @@ final class RuntimeLock implements ParkCommit {
             if (state == 0 && STATE.compareAndSet(this, 0, 1)) {
                 return;
             }
-            if (spins < ACTIVE_SPINS) {
+            if (spins < ACTIVE_SPIN) {
+                // Go's procyield(active_spin_cnt) between looks, not a look per pause: every read
+                // of the word by a waiter pulls its cache line away from the holder, which then
+                // pays a miss on its next operation. Left alone, the holder runs several short
+                // critical sections back to back on a line it keeps.
                 spins++;
-                Thread.onSpinWait();
+                for (int i = 0; i < ACTIVE_SPIN_CNT; i++) {
+                    Thread.onSpinWait();
+                }
             } else {
                 Thread.yield(); // osyield: the holder may have been descheduled by the OS
             }
