@@ -46,11 +46,17 @@ public final class Chan<T> implements Iterable<T> {
      * holding lock; it dequeues the partner's sudog (which then belongs to it), transfers the value,
      * unlocks, and only then calls Sudog.ready().
      *
-     * Parking rule (goroutines): the sudog is enqueued with lock held and the goroutine parks with
-     * lock itself as the commit, which releases it after the G is waiting (Go's chanparkcommit). Nothing
-     * between lock() and gopark yields the continuation, so no waker can observe the sudog before
-     * the G is parkable, and no wake-up is lost. Platform threads enqueue, unlock and then park on
-     * their ThreadParker, whose permit-plus-flag protocol tolerates the wake arriving first.
+     * Early release (goroutines; a departure from Go). Go enqueues the sudog and parks with the lock
+     * held, releasing it in chanparkcommit once the G is waiting. Here a plain send or receive
+     * enqueues its sudog (marked parkAfterUnlock), releases the lock, and only then yields
+     * (Scheduler.goparkUnlocked): freezing a continuation costs far more than Go's mcall, and on a
+     * contended channel the other M would spin on the lock for all of it. A waker may therefore
+     * dequeue the sudog and call goready before the G has yielded; goready then finds it RUNNING
+     * and marks it READIED instead of queueing it, and parkM, seeing READIED, runs it again at
+     * once. No wake-up is lost: the status word decides which side came first. A select still parks
+     * the Go way (its commit unlocks every channel after the G is waiting), and so does Sema.
+     * Platform threads enqueue, unlock and then park on their ThreadParker, whose
+     * permit-plus-flag protocol tolerates the wake arriving first.
      *
      * Allocation: send/recv/trySend/tryRecv/close allocate nothing when they do not block (the
      * result markers are shared); a blocking send or receive allocates one sudog (see Sudog "Why
@@ -195,12 +201,11 @@ public final class Chan<T> implements Iterable<T> {
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;
+            mysg.parkAfterUnlock = true;
             sendq.enqueue(mysg);
-            try {
-                Scheduler.gopark(lock, null, WaitReason.CHAN_SEND);
-            } catch (IllegalStateException pinned) {
-                abandonPark(sendq, mysg); // could not park: nothing ran, the lock is still ours
-                throw pinned;
+            lock.unlock(); // before the park: see "Early release" above
+            if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_SEND)) {
+                withdrawAfterFailedPark(sendq, mysg, gp, WaitReason.CHAN_SEND);
             }
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
@@ -381,12 +386,11 @@ public final class Chan<T> implements Iterable<T> {
         mysg.c = this;
         if (gp != null) {
             mysg.g = gp;
+            mysg.parkAfterUnlock = true;
             recvq.enqueue(mysg);
-            try {
-                Scheduler.gopark(lock, null, WaitReason.CHAN_RECEIVE);
-            } catch (IllegalStateException pinned) {
-                abandonPark(recvq, mysg);
-                throw pinned;
+            lock.unlock(); // before the park: see "Early release" above
+            if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_RECEIVE)) {
+                withdrawAfterFailedPark(recvq, mysg, gp, WaitReason.CHAN_RECEIVE);
             }
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
@@ -403,14 +407,20 @@ public final class Chan<T> implements Iterable<T> {
     }
 
     /**
-     * lock must be held and mysg queued on q by the caller, whose gopark refused to park (a pinned
-     * goroutine: inside {@code Go.procPin} or under a native frame). No commit ran, so the lock was
-     * never released and no waker saw mysg: undo the enqueue, unlock, recycle.
+     * The caller queued mysg on q, released the lock, and could not park (a pinned goroutine:
+     * inside {@code Go.procPin} or under a native frame). Takes mysg back off q and throws, as a
+     * park that cannot happen does; unless a waker already took it, in which case the operation
+     * has completed: wait for the waker's goready and return normally.
      */
-    private void abandonPark(WaitQ q, Sudog mysg) {
-        q.dequeueSudoG(mysg);
+    private void withdrawAfterFailedPark(WaitQ q, Sudog mysg, G gp, WaitReason reason) {
+        lock.lock();
+        boolean stillQueued = q.remove(mysg);
         lock.unlock();
-        Sudog.releaseSudog(mysg);
+        if (stillQueued) {
+            Sudog.releaseSudog(mysg);
+            throw Scheduler.cannotPark(gp, reason);
+        }
+        Scheduler.awaitReadied(gp);
     }
 
     // ---- close ---------------------------------------------------------------------------------
@@ -769,6 +779,15 @@ public final class Chan<T> implements Iterable<T> {
                 }
                 return sg;
             }
+        }
+
+        /** Unlinks sg and returns true if it is still queued; false if a waker dequeued it. */
+        boolean remove(Sudog sg) {
+            boolean queued = sg.prev != null || sg.next != null || first == sg;
+            if (queued) {
+                dequeueSudoG(sg);
+            }
+            return queued;
         }
 
         /** Unlinks sg if it is still queued; tolerates a sudog already removed. Go: runtime/select.go waitq.dequeueSudoG */

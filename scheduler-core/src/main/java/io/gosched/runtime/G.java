@@ -25,10 +25,15 @@ final class G implements Runnable {
     static final int SYSCALL = 3;
     /** Parked by {@code gopark}; owned by whatever wait list it is on (channel, timer, sema). */
     static final int WAITING = 4;
+    /**
+     * Still RUNNING, but already readied by a waker: it released its channel lock before yielding
+     * (see Scheduler.goparkUnlocked), so its coming park is cancelled and its M runs it again.
+     */
+    static final int READIED = 5;
     /** Finished; on a free list, owned by that list. */
     static final int DEAD = 6;
 
-    private static final String[] STATUS_NAMES = {"idle", "runnable", "running", "syscall", "waiting", "?", "dead"};
+    private static final String[] STATUS_NAMES = {"idle", "runnable", "running", "syscall", "waiting", "readied", "dead"};
 
     // ---- what the G asks of its M when it yields (read by the M after run() returns) -----------
     static final int OP_NONE = 0;
@@ -138,6 +143,11 @@ final class G implements Runnable {
             throw new IllegalStateException("casgstatus: goroutine " + goid + " is "
                     + statusName(status) + ", expected " + statusName(from) + " -> " + statusName(to));
         }
+    }
+
+    /** A status change that may legitimately fail; the caller decides what a failure means. */
+    boolean casStatus(int from, int to) {
+        return STATUS.compareAndSet(this, from, to);
     }
 
     /** For a G not yet visible to anyone else (just allocated or taken off a free list). */

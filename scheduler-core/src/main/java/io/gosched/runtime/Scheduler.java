@@ -141,8 +141,7 @@ final class Scheduler {
             gp.op = G.OP_NONE;
             gp.parkCommit = null;
             gp.parkArg = null;
-            throw new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
-                    + ") while pinned: inside Go.procPin, or with a native frame on its stack");
+            throw cannotPark(gp, reason);
         }
     }
 
@@ -153,8 +152,29 @@ final class Scheduler {
      * Go: runtime/proc.go goready, ready
      */
     static void goready(G gp) {
+        goready(gp, false);
+    }
+
+    /**
+     * goready for a waiter that may not have yielded yet: with {@code mayStillRun}, a G found
+     * RUNNING (it released its lock and is on its way into {@link #goparkUnlocked}) is marked
+     * READIED instead, and its own M runs it again; nothing is queued.
+     */
+    static void goready(G gp, boolean mayStillRun) {
         Scheduler s = gp.sched.scheduler;
-        gp.casgstatus(G.WAITING, G.RUNNABLE);
+        if (!gp.casStatus(G.WAITING, G.RUNNABLE)) {
+            if (!mayStillRun) {
+                gp.casgstatus(G.WAITING, G.RUNNABLE); // fails loudly, naming the status found
+            } else if (readyBeforePark(gp)) {
+                if (Trace.on) {
+                    M mp = M.current();
+                    G readier = mp != null ? mp.curg : null;
+                    Trace.record(mp != null && mp.sched == gp.sched ? mp.p : null, gp.goid, Trace.K_GO_UNPARK,
+                            readier != null ? readier.goid : -1);
+                }
+                return;
+            }
+        }
         M mp = M.current();
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
         if (Trace.on) {
@@ -169,6 +189,64 @@ final class Scheduler {
             s.globrunqputLocked(gp);
         }
         s.wakep();
+    }
+
+    /**
+     * Marks a RUNNING gp as READIED, or, if it parked meanwhile, makes it RUNNABLE. Returns true
+     * when gp was READIED (its M will run it again), false when it is now RUNNABLE (the caller
+     * queues it as usual).
+     */
+    private static boolean readyBeforePark(G gp) {
+        for (;;) {
+            if (gp.casStatus(G.RUNNING, G.READIED)) {
+                return true;
+            }
+            if (gp.casStatus(G.WAITING, G.RUNNABLE)) {
+                return false;
+            }
+            int st = gp.status();
+            if (st != G.RUNNING && st != G.WAITING) {
+                throw new IllegalStateException("goready: goroutine " + gp.goid + " is " + G.statusName(st));
+            }
+        }
+    }
+
+    /**
+     * Parks the current goroutine after it published its waiter and released the lock guarding
+     * the queue (Chan's plain send and receive). A waker may take the waiter and call goready
+     * before the yield: goready then marks the G READIED instead of queueing it, and parkM runs it
+     * again at once. Why: the lock is released before the continuation is frozen, not after, so
+     * a contended channel's lock is held for a few dozen instructions instead of the length of a
+     * freeze and parkM (Go holds it across its much cheaper mcall switch).
+     * Returns false, without parking, when the goroutine cannot yield (pinned): the caller must
+     * withdraw its waiter, or, when a waker already took it, {@link #awaitReadied}.
+     * Executed only by a goroutine.
+     */
+    static boolean goparkUnlocked(G gp, WaitReason reason) {
+        gp.waitreason = reason.code();
+        gp.op = G.OP_PARK;
+        if (!Coroutine.yieldToScheduler()) {
+            gp.op = G.OP_NONE;
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * After a failed {@link #goparkUnlocked} whose waiter a waker had already taken: waits for that
+     * waker's goready (it dequeued the waiter under the lock and readies it right after
+     * unlocking), then continues as if woken.
+     */
+    static void awaitReadied(G gp) {
+        while (!gp.casStatus(G.READIED, G.RUNNING)) {
+            Thread.yield(); // the waker is between its unlock and its goready
+        }
+    }
+
+    /** The error of a park that a pinned goroutine cannot make. */
+    static IllegalStateException cannotPark(G gp, WaitReason reason) {
+        return new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
+                + ") while pinned: inside Go.procPin, or with a native frame on its stack");
     }
 
     /** Gosched: the current G goes to the global queue. Executed only by a goroutine. */
@@ -582,7 +660,12 @@ final class Scheduler {
         gp.m = null;
         long goid = gp.goid;
         WaitReason reason = gp.waitreason();
-        gp.casgstatus(G.RUNNING, G.WAITING);
+        if (!gp.casStatus(G.RUNNING, G.WAITING)) {
+            // READIED: it parked after releasing its lock (goparkUnlocked) and a waker has
+            // already taken its waiter. It does not park; run it again.
+            gp.casgstatus(G.READIED, G.RUNNABLE);
+            return gp;
+        }
         // From here on another M may ready and run gp as soon as commit releases its lock.
         if (commit != null && !commit.commit(gp, arg)) {
             gp.casgstatus(G.WAITING, G.RUNNABLE);

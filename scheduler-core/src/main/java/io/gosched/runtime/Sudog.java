@@ -43,6 +43,11 @@ final class Sudog {
     Sudog waitlink;
     /** Sema: 1 when the releaser handed the count over directly (Go's {@code ticket} handoff). */
     int ticket;
+    /**
+     * The waiting goroutine released the queue's lock before yielding (Chan's plain send and
+     * receive, see Scheduler.goparkUnlocked): its waker may find it still running.
+     */
+    boolean parkAfterUnlock;
 
     /**
      * Called by a waker holding the queue's lock, for a sudog with {@code isSelect}: wins the right to
@@ -65,7 +70,7 @@ final class Sudog {
             if (isSelect) {
                 gp.param = this; // which case fired; a plain wait knows its one sudog (see G "Why the park fields are few")
             }
-            Scheduler.goready(gp);
+            Scheduler.goready(gp, parkAfterUnlock);
         } else {
             waiter.wake(this);
         }

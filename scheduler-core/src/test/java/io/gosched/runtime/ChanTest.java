@@ -8,9 +8,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -527,6 +532,58 @@ class ChanTest {
     void selectWithOnlyNilChannels() {
         assertThat(Select.trySelect(Select.recv((Chan<Integer>) null), Select.send((Chan<Integer>) null, 1)).index()).isEqualTo(-1);
         assertThat(Select.trySelect().index()).isEqualTo(-1);
+    }
+
+    /**
+     * A plain send or receive releases the channel lock before its goroutine yields (Chan, "Early
+     * release"), so a waker often dequeues a partner that is still on its way into the park and
+     * must hand it back to its own M instead of a run queue. Four senders and four receivers on
+     * an unbuffered channel and four Ps hit that window thousands of times a run: every value must
+     * arrive exactly once, no goroutine may die, and none may be left parked.
+     */
+    @Test
+    void unbufferedHandOffsWhileThePartnerIsStillParking() throws Exception {
+        int parties = 4;
+        int per = 50_000 * STRESS;
+        List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+        AtomicLong received = new AtomicLong();
+        AtomicLong sum = new AtomicLong();
+        CountDownLatch consumersDone = new CountDownLatch(parties);
+        SchedulerConfig config = SchedulerConfig.builder().gomaxprocs(4)
+                .uncaughtExceptionHandler((goid, e) -> uncaught.add(e)).build();
+        try (GoRuntime rt = GoRuntime.start(config)) {
+            Chan<Integer> ch = Chan.make();
+            CountDownLatch producersDone = new CountDownLatch(parties);
+            for (int c = 0; c < parties; c++) {
+                rt.go(() -> {
+                    long n = 0;
+                    long s = 0;
+                    for (Integer v; (v = ch.recv()) != null; ) {
+                        n++;
+                        s += v;
+                    }
+                    received.addAndGet(n);
+                    sum.addAndGet(s);
+                    consumersDone.countDown();
+                });
+            }
+            for (int p = 0; p < parties; p++) {
+                int base = p * per;
+                rt.go(() -> {
+                    for (int i = 0; i < per; i++) {
+                        ch.send(base + i);
+                    }
+                    producersDone.countDown();
+                });
+            }
+            assertThat(producersDone.await(60, TimeUnit.SECONDS)).as("every send completed").isTrue();
+            ch.close();
+            assertThat(consumersDone.await(30, TimeUnit.SECONDS)).as("every receiver saw the close").isTrue();
+        }
+        assertThat(uncaught).as("goroutines that died").isEmpty();
+        long n = (long) parties * per;
+        assertThat(received.get()).isEqualTo(n);
+        assertThat(sum.get()).isEqualTo(n * (n - 1) / 2);
     }
 
     /** Platform threads and goroutines meet on the same channels, both directions, through select too. */
