@@ -33,11 +33,6 @@ final class RuntimeLock implements ParkCommit {
         }
     }
 
-    /** Go's {@code active_spin}: looks at a held lock this many times before yielding the thread. */
-    private static final int ACTIVE_SPIN = 4;
-    /** Go's {@code active_spin_cnt}: pauses between two looks. */
-    private static final int ACTIVE_SPIN_CNT = 30;
-
     private volatile int state; // 0 free, 1 held; CAS to take, release-store to give back
 
     /** Can be called by any thread or goroutine not already holding this lock (it is not reentrant). */
@@ -53,15 +48,13 @@ final class RuntimeLock implements ParkCommit {
             if (state == 0 && STATE.compareAndSet(this, 0, 1)) {
                 return;
             }
-            if (spins < ACTIVE_SPIN) {
+            if (spins < Scheduler.ACTIVE_SPIN) {
                 // Go's procyield(active_spin_cnt) between looks, not a look per pause: every read
                 // of the word by a waiter pulls its cache line away from the holder, which then
                 // pays a miss on its next operation. Left alone, the holder runs several short
                 // critical sections back to back on a line it keeps.
                 spins++;
-                for (int i = 0; i < ACTIVE_SPIN_CNT; i++) {
-                    Thread.onSpinWait();
-                }
+                Scheduler.doSpin();
             } else {
                 Thread.yield(); // osyield: the holder may have been descheduled by the OS
             }

@@ -98,7 +98,7 @@ final class Scheduler {
         1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
         1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000, 50_000_000, 100_000_000, 1_000_000_000
     };
-    /** Spin iterations for sync.Mutex (Go: active_spin, active_spin_cnt). */
+    /** Spin rounds and pauses per round, for sync.Mutex and RuntimeLock (Go: active_spin, active_spin_cnt). */
     static final int ACTIVE_SPIN = 4;
     static final int ACTIVE_SPIN_CNT = 30;
 

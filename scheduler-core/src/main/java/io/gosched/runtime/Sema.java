@@ -196,9 +196,6 @@ public final class Sema {
 
     // ---- spinning, for sync.Mutex -----------------------------------------------------------
 
-    /** Go's active_spin: spin at most this many rounds before queueing. */
-    private static final int ACTIVE_SPIN = 4;
-
     /**
      * Whether a lock waiter may spin once more (round {@code iter}). In a goroutine, Go's rule: few
      * rounds, a multicore machine, another P running and our P's run queue empty. On a platform
@@ -209,7 +206,7 @@ public final class Sema {
         if (Scheduler.getg() != null) {
             return Scheduler.canSpin(iter);
         }
-        return iter < ACTIVE_SPIN && Runtime.getRuntime().availableProcessors() > 1;
+        return iter < Scheduler.ACTIVE_SPIN && Runtime.getRuntime().availableProcessors() > 1;
     }
 
     /** One round of spinning: {@code Thread.onSpinWait()} x 30 (Go's procyield(active_spin_cnt)). Go: runtime/proc.go sync_runtime_doSpin */
