@@ -414,7 +414,7 @@ public final class Chan<T> implements Iterable<T> {
      */
     private void withdrawAfterFailedPark(WaitQ q, Sudog mysg, G gp, WaitReason reason) {
         lock.lock();
-        boolean stillQueued = q.remove(mysg);
+        boolean stillQueued = q.dequeueSudoG(mysg);
         lock.unlock();
         if (stillQueued) {
             Sudog.releaseSudog(mysg);
@@ -781,17 +781,11 @@ public final class Chan<T> implements Iterable<T> {
             }
         }
 
-        /** Unlinks sg and returns true if it is still queued; false if a waker dequeued it. */
-        boolean remove(Sudog sg) {
-            boolean queued = sg.prev != null || sg.next != null || first == sg;
-            if (queued) {
-                dequeueSudoG(sg);
-            }
-            return queued;
-        }
-
-        /** Unlinks sg if it is still queued; tolerates a sudog already removed. Go: runtime/select.go waitq.dequeueSudoG */
-        void dequeueSudoG(Sudog sg) {
+        /**
+         * Unlinks sg if it is still queued; tolerates a sudog already removed. Returns whether it
+         * was still queued. Go: runtime/select.go waitq.dequeueSudoG
+         */
+        boolean dequeueSudoG(Sudog sg) {
             Sudog x = sg.prev;
             Sudog y = sg.next;
             if (x != null) {
@@ -800,24 +794,26 @@ public final class Chan<T> implements Iterable<T> {
                     y.prev = x;
                     sg.next = null;
                     sg.prev = null;
-                    return;
+                    return true;
                 }
                 x.next = null; // end of queue
                 last = x;
                 sg.prev = null;
-                return;
+                return true;
             }
             if (y != null) { // start of queue
                 y.prev = null;
                 setFirst(y);
                 sg.next = null;
-                return;
+                return true;
             }
             // x == y == null: either the only element, or already removed.
             if (first == sg) {
                 setFirst(null);
                 last = null;
+                return true;
             }
+            return false;
         }
 
         boolean isEmpty() {

@@ -162,17 +162,12 @@ final class Scheduler {
      */
     static void goready(G gp, boolean mayStillRun) {
         Scheduler s = gp.sched.scheduler;
+        boolean readied = false;
         if (!gp.casStatus(G.WAITING, G.RUNNABLE)) {
-            if (!mayStillRun) {
+            if (mayStillRun) {
+                readied = readyBeforePark(gp);
+            } else {
                 gp.casgstatus(G.WAITING, G.RUNNABLE); // fails loudly, naming the status found
-            } else if (readyBeforePark(gp)) {
-                if (Trace.on) {
-                    M mp = M.current();
-                    G readier = mp != null ? mp.curg : null;
-                    Trace.record(mp != null && mp.sched == gp.sched ? mp.p : null, gp.goid, Trace.K_GO_UNPARK,
-                            readier != null ? readier.goid : -1);
-                }
-                return;
             }
         }
         M mp = M.current();
@@ -180,6 +175,9 @@ final class Scheduler {
         if (Trace.on) {
             G readier = mp != null ? mp.curg : null;
             Trace.record(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
+        }
+        if (readied) {
+            return; // its own M runs it again (see parkM); nothing to queue, nobody to wake
         }
         if (pp != null) {
             s.trackRunnable(gp, pp.cheaprand());
