@@ -174,7 +174,7 @@ final class Scheduler {
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
         if (Trace.on) {
             G readier = mp != null ? mp.curg : null;
-            Trace.record(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
+            Trace.recordUntimed(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
         }
         if (readied) {
             return; // its own M runs it again (see parkM); nothing to queue, nobody to wake
@@ -342,7 +342,7 @@ final class Scheduler {
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
         if (Trace.on) {
-            Trace.record(pp, newg.goid, Trace.K_GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
+            Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
         }
         runqput(pp, newg, true);
         wakep();
@@ -1048,7 +1048,7 @@ final class Scheduler {
                 pp.count(P.C_STEALS);
                 pp.count(P.C_STOLEN, pp.runq.lastStealCount);
                 if (Trace.on) {
-                    Trace.record(pp, gp.goid, Trace.K_STEAL, ((long) p2.id << 32) | pp.runq.lastStealCount);
+                    Trace.recordUntimed(pp, gp.goid, Trace.K_STEAL, ((long) p2.id << 32) | pp.runq.lastStealCount);
                 }
                 return gp;
             }

@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
@@ -18,12 +19,44 @@ import java.util.concurrent.locks.LockSupport;
  * events from threads without a P go to one shared ring under a lock. Rings keep the newest
  * events; {@link Recording#dropped()} counts the overwritten ones.
  *
+ * <p>Departure from Go: Go stamps every event with {@code cputicks} (RDTSC, a few ns). The JVM's
+ * cheapest monotonic clock is {@code System.nanoTime()}, 25 ns or more here, which would be most
+ * of a traced goroutine switch. So by default ({@link Timestamps#INTERPOLATED}) the clock is read
+ * once per switch and events between switches are placed on export; {@link Timestamps#EXACT}
+ * reads it for every event.
+ *
  * Go: runtime/trace.go (the idea; the format here is a flat event list)
  */
 public final class Trace {
 
-    /** One event. {@code p} is -1 for events outside any P; {@code goid} -1 when no goroutine applies. */
-    public record Event(long tsNanos, int p, long goid, String kind, long arg) {
+    /**
+     * One event. {@code p} is -1 for events outside any P; {@code goid} -1 when no goroutine
+     * applies. {@code interpolated} is true when the event did not read the clock and
+     * {@code tsNanos} was placed between the clocked events around it on the same P (see
+     * {@link Timestamps#INTERPOLATED}).
+     */
+    public record Event(long tsNanos, int p, long goid, String kind, long arg, boolean interpolated) {
+    }
+
+    /**
+     * How a recording times its events. Reading the clock ({@code System.nanoTime()}, 25 ns or
+     * more here) is most of what an event costs, and the JVM has no cheap cycle counter like Go's
+     * {@code cputicks}; the choice is between cost and the precision of the events that happen
+     * while a goroutine runs.
+     */
+    public enum Timestamps {
+        /**
+         * The default. The clock is read when a goroutine starts or stops running on a P (once
+         * per switch: the end of one run and the start of the next share a reading when the
+         * next G was at hand) and for events off any P. Events in between on a P ({@code
+         * GoCreate}, {@code GoUnpark}, {@code Steal}) do not read it: on export they are placed
+         * evenly between the clocked events around them on the same P. Their order on the P is
+         * exact and their time lies within the run (or the gap between runs) they happened in;
+         * run slices are exact.
+         */
+        INTERPOLATED,
+        /** Every event reads the clock: exact in-run times, at about one more clock read per event. */
+        EXACT
     }
 
     public static final String GO_CREATE = "GoCreate";
@@ -67,20 +100,34 @@ public final class Trace {
     }
 
     /**
-     * Starts recording into rings of {@code capacityPerP} events per P.
+     * Starts recording into rings of {@code capacityPerP} events per P, with
+     * {@link Timestamps#INTERPOLATED} times for events inside a run.
      *
      * @throws IllegalArgumentException if capacityPerP is below 1 or above 1,048,576
      * @throws IllegalStateException if a recording is already active
      */
     public static Recording start(int capacityPerP) {
+        return start(capacityPerP, Timestamps.INTERPOLATED);
+    }
+
+    /**
+     * Starts recording into rings of {@code capacityPerP} events per P, timing events as
+     * {@code timestamps} says.
+     *
+     * @throws IllegalArgumentException if capacityPerP is below 1 or above 1,048,576
+     * @throws NullPointerException if timestamps is null
+     * @throws IllegalStateException if a recording is already active
+     */
+    public static Recording start(int capacityPerP, Timestamps timestamps) {
         if (capacityPerP < 1 || capacityPerP > 1 << 20) {
             throw new IllegalArgumentException("capacityPerP must be between 1 and 1048576: " + capacityPerP);
         }
+        Objects.requireNonNull(timestamps, "timestamps");
         synchronized (LOCK) {
             if (active != null) {
                 throw new IllegalStateException("a trace recording is already active");
             }
-            Recording r = new Recording(capacityPerP);
+            Recording r = new Recording(capacityPerP, timestamps == Timestamps.EXACT);
             active = r;
             on = true;
             VarHandle.fullFence();
@@ -100,6 +147,21 @@ public final class Trace {
             return;
         }
         add(r, pp, System.nanoTime() - r.startNanos, goid, kind, arg);
+    }
+
+    /**
+     * Records an event on pp's ring without reading the clock, unless the recording wants exact
+     * times or there is no P (the shared ring has many writers, so ring order says nothing about
+     * time there). For events between two clocked events of the same P: those inside a run
+     * ({@code GoCreate}, {@code GoUnpark}) and between runs ({@code Steal}). The export places it
+     * between its clocked neighbours (Ring.copyTo).
+     */
+    static void recordUntimed(P pp, long goid, int kind, long arg) {
+        Recording r = active;
+        if (r == null) {
+            return;
+        }
+        add(r, pp, pp != null && !r.exact ? UNTIMED : System.nanoTime() - r.startNanos, goid, kind, arg);
     }
 
     /**
@@ -141,17 +203,27 @@ public final class Trace {
         r.shared.add(p, System.nanoTime() - r.startNanos, goid, kind, arg);
     }
 
+    /** The time slot of an event recorded by {@link #recordUntimed}, until the export places it. */
+    static final long UNTIMED = Long.MIN_VALUE;
+
     /** An active or finished recording. */
     public static final class Recording {
         private final int capacity;
+        private final boolean exact;
         private final long startNanos = System.nanoTime();
         private final ConcurrentLinkedQueue<Ring> rings = new ConcurrentLinkedQueue<>();
         private final Ring shared;
         private List<Event> result;
 
-        private Recording(int capacity) {
+        private Recording(int capacity, boolean exact) {
             this.capacity = capacity;
+            this.exact = exact;
             this.shared = new Ring(this, -1, capacity);
+        }
+
+        /** How this recording times its events. */
+        public Timestamps timestamps() {
+            return exact ? Timestamps.EXACT : Timestamps.INTERPOLATED;
         }
 
         /** Stops recording (idempotent) and returns the events ordered by time. */
@@ -166,16 +238,20 @@ public final class Trace {
                     VarHandle.fullFence();
                 }
             }
+            // Every event was written before this reading, or is one of the few of writers racing
+            // the stop: the upper bound for untimed events after a P's last clocked one.
+            long stopTs = System.nanoTime() - startNanos;
             // Writers that read `active` just before it was cleared finish within microseconds;
             // give them a moment before copying their rings.
             LockSupport.parkNanos(2_000_000);
             List<Event> events = new ArrayList<>();
             for (Ring ring : rings) {
-                ring.copyTo(events);
+                ring.copyTo(events, stopTs);
             }
             synchronized (shared) {
-                shared.copyTo(events);
+                shared.copyTo(events, stopTs);
             }
+            // Stable: events of one ring with equal times keep the ring's (the P's) order.
             events.sort(Comparator.comparingLong(Event::tsNanos));
             result = List.copyOf(events);
             return result;
@@ -252,16 +328,53 @@ public final class Trace {
             return Math.max(0, w - capacity);
         }
 
-        void copyTo(List<Event> out) {
+        /**
+         * Appends the ring's events, oldest first, placing each run of untimed events evenly
+         * between the clocked events before and after it. Ring order is the P's real order, so the
+         * true time of an untimed event lies in that bracket. Untimed events whose clocked
+         * predecessor was overwritten take the time of their successor; those after the last
+         * clocked event are placed before {@code stopTs}.
+         */
+        void copyTo(List<Event> out, long stopTs) {
             long w = (long) WRITTEN.getAcquire(this);
             long from = Math.max(0, w - capacity);
+            long before = UNTIMED; // the last clocked time seen
+            int firstUntimed = -1; // index in out of the oldest event still waiting for a time
             for (long n = from; n < w; n++) {
                 int i = (int) (n % capacity) * SLOT;
                 long meta = data[i + 3];
                 int k = (int) (meta >>> 32) - 1;
-                if (k >= 0 && k < KINDS.length) {
-                    out.add(new Event(data[i], (int) meta, data[i + 1], KINDS[k], data[i + 2]));
+                if (k < 0 || k >= KINDS.length) {
+                    continue;
                 }
+                long t = data[i];
+                if (t == UNTIMED) {
+                    if (firstUntimed < 0) {
+                        firstUntimed = out.size();
+                    }
+                    out.add(new Event(UNTIMED, (int) meta, data[i + 1], KINDS[k], data[i + 2], true));
+                    continue;
+                }
+                if (firstUntimed >= 0) {
+                    place(out, firstUntimed, before, t);
+                    firstUntimed = -1;
+                }
+                out.add(new Event(t, (int) meta, data[i + 1], KINDS[k], data[i + 2], false));
+                before = t;
+            }
+            if (firstUntimed >= 0) {
+                place(out, firstUntimed, before, stopTs);
+            }
+        }
+
+        /** Spreads out[first..] evenly inside (before, after); before is UNTIMED when unknown. */
+        private static void place(List<Event> out, int first, long before, long after) {
+            long lo = before == UNTIMED ? after : Math.min(before, after);
+            double step = (double) (after - lo) / (out.size() - first + 1);
+            for (int j = first; j < out.size(); j++) {
+                Event e = out.get(j);
+                long ts = lo + (long) (step * (j - first + 1));
+                out.set(j, new Event(ts, e.p(), e.goid(), e.kind(), e.arg(), true));
             }
         }
     }

@@ -59,6 +59,102 @@ class TraceTest {
         }
     }
 
+    /** A goroutine that spins 2 ms, creates A, spins 2 ms, creates B, spins 2 ms, then parks. */
+    private static List<Trace.Event> spinCreateSpin(Trace.Timestamps timestamps) throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            Trace.Recording rec = Trace.start(10_000, timestamps);
+            assertThat(rec.timestamps()).isEqualTo(timestamps);
+            try {
+                rt.run(() -> {
+                    Chan<Integer> done = Chan.make(2);
+                    spin(2_000_000);
+                    Go.go(() -> done.send(1));
+                    spin(2_000_000);
+                    Go.go(() -> done.send(2));
+                    spin(2_000_000);
+                    done.recv();
+                    done.recv();
+                    return null;
+                });
+            } finally {
+                rec.stop();
+            }
+            return rec.stop();
+        }
+    }
+
+    private static void spin(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (System.nanoTime() < end) {
+            Thread.onSpinWait(); // no checkpoint: the run must not be cut
+        }
+    }
+
+    /** The parent's first run: its GoStart and the event that ended it. */
+    private static Trace.Event[] firstRunOf(long goid, List<Trace.Event> events) {
+        Trace.Event start = events.stream().filter(e -> e.goid() == goid && e.kind().equals(Trace.GO_START))
+                .findFirst().orElseThrow();
+        Trace.Event end = events.stream().filter(e -> e.goid() == goid && e.tsNanos() >= start.tsNanos()
+                && (e.kind().equals(Trace.GO_PARK) || e.kind().equals(Trace.GO_END))).findFirst().orElseThrow();
+        return new Trace.Event[] {start, end};
+    }
+
+    @Test
+    void interpolatedEventsLieInsideTheRunThatEmittedThemInTheirOrder() throws Exception {
+        List<Trace.Event> events = spinCreateSpin(Trace.Timestamps.INTERPOLATED);
+        List<Trace.Event> creates = events.stream().filter(e -> e.kind().equals(Trace.GO_CREATE) && e.p() == 0).toList();
+        assertThat(creates).hasSize(2).allMatch(Trace.Event::interpolated);
+        long parent = creates.get(0).arg();
+        Trace.Event[] run = firstRunOf(parent, events);
+        assertThat(run[0].interpolated()).isFalse();
+        assertThat(run[1].interpolated()).isFalse();
+        assertThat(run[1].tsNanos() - run[0].tsNanos()).as("run slices keep exact times").isGreaterThanOrEqualTo(6_000_000);
+        assertThat(creates.get(0).tsNanos()).isGreaterThan(run[0].tsNanos()).isLessThan(creates.get(1).tsNanos());
+        assertThat(creates.get(1).tsNanos()).isLessThan(run[1].tsNanos());
+        assertThat(creates.get(0).goid()).as("creation order kept").isLessThan(creates.get(1).goid());
+        assertThat(events.stream().filter(e -> e.kind().equals(Trace.GO_START) || e.kind().equals(Trace.GO_PARK)
+                || e.kind().equals(Trace.GO_END))).noneMatch(Trace.Event::interpolated);
+    }
+
+    @Test
+    void exactTimestampsPutInRunEventsWhereTheyHappened() throws Exception {
+        List<Trace.Event> events = spinCreateSpin(Trace.Timestamps.EXACT);
+        assertThat(events).noneMatch(Trace.Event::interpolated);
+        List<Trace.Event> creates = events.stream().filter(e -> e.kind().equals(Trace.GO_CREATE) && e.p() == 0).toList();
+        assertThat(creates).hasSize(2);
+        Trace.Event[] run = firstRunOf(creates.get(0).arg(), events);
+        assertThat(creates.get(0).tsNanos() - run[0].tsNanos()).isGreaterThanOrEqualTo(2_000_000);
+        assertThat(creates.get(1).tsNanos() - creates.get(0).tsNanos()).isGreaterThanOrEqualTo(2_000_000);
+        assertThat(run[1].tsNanos() - creates.get(1).tsNanos()).isGreaterThanOrEqualTo(2_000_000);
+    }
+
+    /** Writes clocked (ts >= 0) and untimed (ts < 0) GoUnpark events to a ring, returns the export. */
+    private static List<Trace.Event> export(int capacity, long stopTs, long... times) {
+        Trace.Ring ring = new Trace.Ring(null, 0, capacity);
+        for (int i = 0; i < times.length; i++) {
+            ring.add(0, times[i] < 0 ? Trace.UNTIMED : times[i], i, Trace.K_GO_UNPARK, 0);
+        }
+        List<Trace.Event> out = new java.util.ArrayList<>();
+        ring.copyTo(out, stopTs);
+        return out;
+    }
+
+    @Test
+    void untimedEventsAreSpreadEvenlyBetweenTheirClockedNeighbours() {
+        assertThat(export(16, 1000, 100, -1, -1, 400, -1, 600)).extracting(Trace.Event::tsNanos)
+                .containsExactly(100L, 200L, 300L, 400L, 500L, 600L);
+        assertThat(export(16, 1000, 100, -1, -1, 400)).extracting(Trace.Event::interpolated)
+                .containsExactly(false, true, true, false);
+        assertThat(export(16, 300, 100, -1)).as("after the last clocked event: before the stop")
+                .extracting(Trace.Event::tsNanos).containsExactly(100L, 200L);
+        assertThat(export(3, 1000, 100, -1, -1, 400)).as("the clocked one before them was overwritten")
+                .extracting(Trace.Event::tsNanos).containsExactly(400L, 400L, 400L);
+        assertThat(export(16, 1000, -1, -1)).as("nothing clocked at all").extracting(Trace.Event::tsNanos)
+                .containsExactly(1000L, 1000L);
+        assertThat(export(16, 1000, 100, -1, -1, 400)).extracting(Trace.Event::goid).as("ring order kept")
+                .containsExactly(0L, 1L, 2L, 3L);
+    }
+
     @Test
     void ringsKeepTheNewestAndCountWhatTheyDropped() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
@@ -74,5 +170,6 @@ class TraceTest {
             assertThat(events.size()).isLessThanOrEqualTo(8 * 2 + 8);
         }
         assertThrows(IllegalArgumentException.class, () -> Trace.start(0));
+        assertThrows(NullPointerException.class, () -> Trace.start(8, null));
     }
 }

@@ -35,7 +35,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *       every figure in the Prometheus text format, as the service's {@code /actuator/prometheus}
  *       does through its meter binder (which reads the same snapshot).
  *   <li>{@code trace}: {@code Trace.start(65536)} for the whole trial, as
- *       {@code GET /api/v1/trace} does for N seconds; the per-P rings wrap around.
+ *       {@code GET /api/v1/trace} does for N seconds; the per-P rings wrap around. In-run events
+ *       take interpolated times (the default, one clock read per goroutine switch).
+ *   <li>{@code trace-exact}: the same with {@code Trace.Timestamps.EXACT}: every event reads the
+ *       clock ({@code ?timestamps=exact}).
  * </ul>
  *
  * The ratio {@code scrape/off} and {@code trace/off} of the same run is the overhead the issue
@@ -50,7 +53,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class TelemetryCostBenchmark {
     static final int SPAWN = 100_000, PINGPONG = 100_000;
 
-    @Param({"off", "scrape", "trace"})
+    @Param({"off", "scrape", "trace", "trace-exact"})
     public String telemetry;
 
     private GoRuntime rt;
@@ -66,7 +69,9 @@ public class TelemetryCostBenchmark {
             case "off" -> { }
             case "scrape" -> scraper = Thread.ofPlatform().daemon().name("scraper").start(this::scrapeEverySecond);
             case "trace" -> recording = Trace.start(65_536);
-            default -> throw new IllegalArgumentException("telemetry must be off, scrape or trace: " + telemetry);
+            case "trace-exact" -> recording = Trace.start(65_536, Trace.Timestamps.EXACT);
+            default -> throw new IllegalArgumentException(
+                    "telemetry must be off, scrape, trace or trace-exact: " + telemetry);
         }
     }
 

@@ -20,6 +20,10 @@ import java.util.TreeSet;
  * track with one slice per syscall; a "no P" track for events from outside the scheduler.
  * Timestamps are microseconds with nanosecond fractions, as the format wants.
  *
+ * <p>An instant whose time was interpolated rather than read from the clock (see
+ * {@code Trace.Timestamps}) says so in {@code args.time}; {@code otherData.timestamps} names the
+ * recording's mode.
+ *
  * <p>A run still open when the recording stopped is closed at the last event's time and marked
  * {@code "end": "recording stopped"}, so no slice is lost at the edge.
  */
@@ -33,14 +37,15 @@ public final class ChromeTrace {
 
     /** The trace-event JSON object (as maps and lists, for any JSON encoder). */
     public static Map<String, Object> of(List<TraceEvent> events) {
-        return of(events, 0);
+        return of(events, 0, "exact");
     }
 
     /**
      * As {@link #of(List)}, noting in {@code otherData} how many events the recorder's rings
-     * overwrote (a non-zero count means the oldest part of some P's track is missing).
+     * overwrote (a non-zero count means the oldest part of some P's track is missing) and how
+     * the recording timed its events ({@code "interpolated"} or {@code "exact"}).
      */
-    public static Map<String, Object> of(List<TraceEvent> events, long dropped) {
+    public static Map<String, Object> of(List<TraceEvent> events, long dropped, String timestamps) {
         List<TraceEvent> sorted = new ArrayList<>(events);
         sorted.sort(Comparator.comparingLong(TraceEvent::tsNanos));
         List<Map<String, Object>> out = new ArrayList<>();
@@ -82,7 +87,7 @@ public final class ChromeTrace {
                     if (e.p() >= 0) {
                         // exitsyscall got a P and the goroutine runs on at once, with no GoStart:
                         // the run resumes here and ends at its next park, yield or exit.
-                        TraceEvent open = running.put(e.p(), new TraceEvent(e.tsNanos(), e.p(), e.goid(), TraceEvent.GO_START, 0));
+                        TraceEvent open = running.put(e.p(), new TraceEvent(e.tsNanos(), e.p(), e.goid(), TraceEvent.GO_START, 0, false));
                         if (open != null) {
                             out.add(slice(open, e.tsNanos(), "next run started"));
                         }
@@ -115,7 +120,8 @@ public final class ChromeTrace {
         Map<String, Object> trace = new LinkedHashMap<>();
         trace.put("traceEvents", meta);
         trace.put("displayTimeUnit", "ns");
-        trace.put("otherData", Map.of("source", "gosched", "events", events.size(), "dropped", dropped));
+        trace.put("otherData", Map.of("source", "gosched", "events", events.size(), "dropped", dropped,
+                "timestamps", timestamps));
         return trace;
     }
 
@@ -156,6 +162,11 @@ public final class ChromeTrace {
         m.put("pid", PID);
         m.put("tid", tid);
         m.put("ts", micros(e.tsNanos()));
+        if (e.interpolated()) {
+            Map<String, Object> marked = new LinkedHashMap<>(args);
+            marked.put("time", "interpolated");
+            args = marked;
+        }
         m.put("args", args);
         return m;
     }

@@ -1,7 +1,10 @@
 package io.gosched.web.trace;
 
+import io.gosched.runtime.Trace;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.springframework.http.ContentDisposition;
 import org.springframework.http.HttpHeaders;
@@ -16,13 +19,14 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
 /**
- * {@code GET /api/v1/trace?seconds=N}: records the scheduler for N seconds and returns a Chrome
- * trace-event JSON file (open it in Perfetto or chrome://tracing).
+ * {@code GET /api/v1/trace?seconds=N[&timestamps=interpolated|exact]}: records the scheduler for N
+ * seconds and returns a Chrome trace-event JSON file (open it in Perfetto or chrome://tracing).
  */
 @RestController
 class TraceController {
 
     static final URI BAD_SECONDS = URI.create("https://gosched.io/problems/trace-seconds");
+    static final URI BAD_TIMESTAMPS = URI.create("https://gosched.io/problems/trace-timestamps");
     static final URI BUSY = URI.create("https://gosched.io/problems/trace-busy");
     static final int MIN_SECONDS = 1;
     static final int MAX_SECONDS = 30;
@@ -36,12 +40,17 @@ class TraceController {
 
     /**
      * Records for {@code seconds} (1 to 30, default 5) and answers with the trace as an attachment.
-     * A bad {@code seconds} is a 400 problem detail naming it; a recording already running is a 409.
+     * {@code timestamps}: {@code interpolated} (default: the clock is read once per goroutine
+     * switch, creations, unparks and steals are placed between) or {@code exact} (every event reads
+     * the clock; costs more). A bad {@code seconds} or {@code timestamps} is a 400 problem detail
+     * naming it; a recording already running is a 409.
      */
     @GetMapping(path = "/api/v1/trace", produces = MediaType.APPLICATION_JSON_VALUE)
-    Mono<ResponseEntity<Map<String, Object>>> trace(@RequestParam(required = false) String seconds) {
+    Mono<ResponseEntity<Map<String, Object>>> trace(@RequestParam(required = false) String seconds,
+            @RequestParam(required = false) String timestamps) {
         Duration duration = Duration.ofSeconds(seconds(seconds));
-        return recorder.record(duration).map(trace -> ResponseEntity.ok()
+        Trace.Timestamps timing = timestamps(timestamps);
+        return recorder.record(duration, timing).map(trace -> ResponseEntity.ok()
                 .contentType(MediaType.APPLICATION_JSON)
                 .header(HttpHeaders.CONTENT_DISPOSITION,
                         ContentDisposition.attachment().filename("gosched-trace.json").build().toString())
@@ -64,6 +73,17 @@ class TraceController {
         return s;
     }
 
+    private static Trace.Timestamps timestamps(String raw) {
+        if (raw == null) {
+            return Trace.Timestamps.INTERPOLATED;
+        }
+        return switch (raw.strip().toLowerCase(Locale.ROOT)) {
+            case "interpolated" -> Trace.Timestamps.INTERPOLATED;
+            case "exact" -> Trace.Timestamps.EXACT;
+            default -> throw new BadTimestamps(raw);
+        };
+    }
+
     /** Rendered here rather than by a global advice so the problem is the same whatever else is on the classpath. */
     @ExceptionHandler(BadSeconds.class)
     ResponseEntity<ProblemDetail> badSeconds(BadSeconds e) {
@@ -76,12 +96,28 @@ class TraceController {
         return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
     }
 
+    @ExceptionHandler(BadTimestamps.class)
+    ResponseEntity<ProblemDetail> badTimestamps(BadTimestamps e) {
+        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
+        pd.setType(BAD_TIMESTAMPS);
+        pd.setTitle("Invalid trace timestamps");
+        pd.setProperty("parameter", "timestamps");
+        pd.setProperty("allowed", List.of("interpolated", "exact"));
+        return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+    }
+
     @ExceptionHandler(TraceRecorder.Busy.class)
     ResponseEntity<ProblemDetail> busy(TraceRecorder.Busy e) {
         ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());
         pd.setType(BUSY);
         pd.setTitle("Trace already recording");
         return ResponseEntity.status(HttpStatus.CONFLICT).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+    }
+
+    static final class BadTimestamps extends RuntimeException {
+        BadTimestamps(String raw) {
+            super("timestamps must be 'interpolated' or 'exact', was '" + raw + "'");
+        }
     }
 
     static final class BadSeconds extends RuntimeException {

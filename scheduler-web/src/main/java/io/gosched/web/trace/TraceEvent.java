@@ -12,8 +12,10 @@ import io.gosched.runtime.Trace;
  * @param goid the goroutine concerned, -1 when none
  * @param kind one of the {@code KIND_*} names
  * @param arg kind-specific: see each constant
+ * @param interpolated whether tsNanos was placed between the clocked events around it rather than
+ *     read from the clock ({@link Trace.Timestamps#INTERPOLATED}: creations, unparks, steals)
  */
-public record TraceEvent(long tsNanos, int p, long goid, String kind, long arg) {
+public record TraceEvent(long tsNanos, int p, long goid, String kind, long arg, boolean interpolated) {
 
     /** G starts running on P. arg unused. */
     public static final String GO_START = Trace.GO_START;
@@ -47,7 +49,7 @@ public record TraceEvent(long tsNanos, int p, long goid, String kind, long arg) 
 
     /** The web view of a core event. */
     public static TraceEvent of(Trace.Event e) {
-        return new TraceEvent(e.tsNanos(), e.p(), e.goid(), e.kind(), e.arg());
+        return new TraceEvent(e.tsNanos(), e.p(), e.goid(), e.kind(), e.arg(), e.interpolated());
     }
 
     /** The victim P of a {@link #STEAL}. */

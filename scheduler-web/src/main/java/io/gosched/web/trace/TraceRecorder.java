@@ -4,6 +4,7 @@ import io.gosched.runtime.Trace;
 import io.gosched.web.telemetry.TelemetryProperties;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -42,16 +43,21 @@ public class TraceRecorder implements ApplicationListener<ContextClosedEvent> {
         this.capacityPerP = properties.trace().capacityPerP();
     }
 
+    /** As {@link #record(Duration, Trace.Timestamps)} with interpolated in-run times (the cheap default). */
+    public Mono<Map<String, Object>> record(Duration duration) {
+        return record(duration, Trace.Timestamps.INTERPOLATED);
+    }
+
     /**
      * Records for {@code duration} (from subscription) and emits the Chrome trace-event object.
      * Errors with {@link Busy} when a recording is already active, in this service or elsewhere in
      * the JVM.
      */
-    public Mono<Map<String, Object>> record(Duration duration) {
+    public Mono<Map<String, Object>> record(Duration duration, Trace.Timestamps timestamps) {
         return Mono.defer(() -> {
             Trace.Recording recording;
             try {
-                recording = Trace.start(capacityPerP);
+                recording = Trace.start(capacityPerP, timestamps);
             } catch (IllegalStateException e) {
                 return Mono.error(new Busy());
             }
@@ -67,7 +73,8 @@ public class TraceRecorder implements ApplicationListener<ContextClosedEvent> {
 
     private Map<String, Object> export(Trace.Recording recording) {
         List<Trace.Event> events = stop(recording);
-        return ChromeTrace.of(events.stream().map(TraceEvent::of).toList(), recording.dropped());
+        return ChromeTrace.of(events.stream().map(TraceEvent::of).toList(), recording.dropped(),
+                recording.timestamps().name().toLowerCase(Locale.ROOT));
     }
 
     private List<Trace.Event> stop(Trace.Recording recording) {

@@ -11,7 +11,7 @@ import tools.jackson.databind.json.JsonMapper;
 class ChromeTraceTest {
 
     private static TraceEvent ev(long ts, int p, long goid, String kind, long arg) {
-        return new TraceEvent(ts, p, goid, kind, arg);
+        return new TraceEvent(ts, p, goid, kind, arg, false);
     }
 
     private static JsonNode roundTrip(List<TraceEvent> events) {
@@ -111,10 +111,25 @@ class ChromeTraceTest {
     }
 
     @Test
-    void droppedEventsAreReported() {
-        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, TraceEvent.GO_START, 0)), 17));
+    void droppedEventsAndTheTimestampsModeAreReported() {
+        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, TraceEvent.GO_START, 0)), 17, "interpolated"));
         assertThat(trace.get("otherData").get("dropped").asLong()).isEqualTo(17);
         assertThat(trace.get("otherData").get("events").asLong()).isEqualTo(1);
+        assertThat(trace.get("otherData").get("timestamps").asString()).isEqualTo("interpolated");
+    }
+
+    @Test
+    void interpolatedInstantsSaySoAndClockedOnesDoNot() {
+        JsonNode trace = roundTrip(List.of(
+                ev(100, 0, 1, TraceEvent.GO_START, 0),
+                new TraceEvent(200, 0, 2, TraceEvent.GO_CREATE, 1, true),
+                new TraceEvent(300, 0, 3, TraceEvent.GO_UNPARK, 1, true),
+                ev(400, 0, 4, TraceEvent.GO_CREATE, 1),
+                ev(500, 0, 1, TraceEvent.GO_PARK, 3)));
+        assertThat(select(trace, "i", "create G2").getFirst().get("args").get("time").asString()).isEqualTo("interpolated");
+        assertThat(select(trace, "i", "unpark G3").getFirst().get("args").get("time").asString()).isEqualTo("interpolated");
+        assertThat(select(trace, "i", "create G4").getFirst().get("args").has("time")).isFalse();
+        assertThat(select(trace, "i", "unpark G3").getFirst().get("args").get("by").asLong()).isEqualTo(1);
     }
 
     private static JsonNode json(Map<String, Object> trace) {

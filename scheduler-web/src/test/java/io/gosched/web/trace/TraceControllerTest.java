@@ -134,6 +134,56 @@ class TraceControllerTest {
     }
 
     @Test
+    void badTimestampsAre400ProblemsNamingTheParameter() {
+        for (String bad : List.of("precise", "", "1")) {
+            client.get().uri("/api/v1/trace?seconds=1&timestamps={t}", bad).exchange()
+                    .expectStatus().isBadRequest()
+                    .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.parameter").isEqualTo("timestamps")
+                    .jsonPath("$.allowed[0]").isEqualTo("interpolated")
+                    .jsonPath("$.allowed[1]").isEqualTo("exact");
+        }
+        assertThat(Trace.isRecording()).isFalse();
+    }
+
+    @Test
+    void theTimestampsModeReachesTheRecordingAndTheExport() throws Exception {
+        for (String mode : List.of("exact", "interpolated")) {
+            CompletableFuture<byte[]> response = CompletableFuture.supplyAsync(() ->
+                    client.mutate().responseTimeout(Duration.ofSeconds(30))
+                            .codecs(c -> c.defaultCodecs().maxInMemorySize(256 << 20)).build()
+                            .get().uri("/api/v1/trace?seconds=1&timestamps={t}", mode).exchange()
+                            .expectStatus().isOk().expectBody().returnResult().getResponseBody());
+            await(Trace::isRecording, "the recording to start");
+            // Creations and unparks inside runs: interpolated unless exact was asked for.
+            while (!response.isDone() && Trace.isRecording()) {
+                CountDownLatch done = new CountDownLatch(100);
+                runtime.go(() -> {
+                    for (int i = 0; i < 100; i++) {
+                        Go.go(done::countDown);
+                    }
+                });
+                assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+            }
+            JsonNode trace = JsonMapper.builder().build().readTree(response.get(30, TimeUnit.SECONDS));
+            assertThat(trace.get("otherData").get("timestamps").asString()).isEqualTo(mode);
+            List<JsonNode> creates = trace.get("traceEvents").valueStream()
+                    .filter(e -> e.get("ph").asString().equals("i") && e.get("name").asString().startsWith("create G")
+                            && e.get("tid").asInt() < ChromeTrace.NO_P_TID)
+                    .toList();
+            assertThat(creates).as("creations on P tracks").isNotEmpty();
+            if (mode.equals("exact")) {
+                assertThat(creates).noneMatch(e -> e.get("args").has("time"));
+            } else {
+                assertThat(creates).allMatch(e -> e.get("args").get("time").asString().equals("interpolated"));
+            }
+            await(() -> !Trace.isRecording(), "the recording to stop");
+        }
+    }
+
+    @Test
     void aSecondRecordingIs409() {
         Trace.Recording other = Trace.start(16);
         try {
