@@ -140,13 +140,18 @@ public final class Trace {
         return active != null;
     }
 
-    /** Records an event of the M holding pp (pp may be null: then the shared ring). */
+    // The hot paths below are small on purpose: the scheduler calls them from execute and goready,
+    // large methods where C2 declines to inline a callee of more than a few dozen bytecodes, and a
+    // chain of real calls per event cost more than the ring writes themselves.
+
+    /** Records an event of the M holding pp (pp may be null: then the shared ring), reading the clock. */
     static void record(P pp, long goid, int kind, long arg) {
-        Recording r = active;
-        if (r == null) {
-            return;
+        Ring ring = pp != null ? pp.traceRing : null;
+        if (ring != null && ring.recording == active) {
+            ring.put(System.nanoTime() - ring.startNanos, goid, kind, arg);
+        } else {
+            recordSlow(pp, System.nanoTime(), goid, kind, arg);
         }
-        add(r, pp, System.nanoTime() - r.startNanos, goid, kind, arg);
     }
 
     /**
@@ -157,32 +162,39 @@ public final class Trace {
      * between its clocked neighbours (Ring.copyTo).
      */
     static void recordUntimed(P pp, long goid, int kind, long arg) {
-        Recording r = active;
-        if (r == null) {
-            return;
+        Ring ring = pp != null ? pp.traceRing : null;
+        if (ring != null && ring.untimed && ring.recording == active) {
+            ring.put(UNTIMED, goid, kind, arg);
+        } else {
+            record(pp, goid, kind, arg);
         }
-        add(r, pp, pp != null && !r.exact ? UNTIMED : System.nanoTime() - r.startNanos, goid, kind, arg);
     }
 
     /**
      * Records an event that happened at {@code nanoTime} (a {@code System.nanoTime()} the caller
      * took for another event of the same scheduling step). Reading the clock is most of an
-     * event's cost (about 25 of 40 ns here), and a goroutine switch records the end of one run and
-     * the start of the next a few dozen nanoseconds apart: the scheduler takes the clock once for
-     * both (see M.traceClock). A time from before the recording started is replaced by now.
+     * event's cost, and a goroutine switch records the end of one run and the start of the next
+     * a few dozen nanoseconds apart: the scheduler takes the clock once for both (see
+     * M.traceClock). A time from before the recording started is exported as its start.
      */
     static void recordAt(P pp, long nanoTime, long goid, int kind, long arg) {
+        Ring ring = pp != null ? pp.traceRing : null;
+        if (ring != null && ring.recording == active) {
+            ring.put(nanoTime - ring.startNanos, goid, kind, arg);
+        } else {
+            recordSlow(pp, nanoTime, goid, kind, arg);
+        }
+    }
+
+    /** The first event of a P in a recording (its ring is made here), or an event off any P. */
+    private static void recordSlow(P pp, long nanoTime, long goid, int kind, long arg) {
         Recording r = active;
         if (r == null) {
             return;
         }
         long ts = nanoTime - r.startNanos;
-        add(r, pp, ts >= 0 ? ts : System.nanoTime() - r.startNanos, goid, kind, arg);
-    }
-
-    private static void add(Recording r, P pp, long ts, long goid, int kind, long arg) {
         if (pp == null) {
-            r.shared.add(-1, ts, goid, kind, arg);
+            r.shared.putShared(-1, ts, goid, kind, arg);
             return;
         }
         Ring ring = pp.traceRing;
@@ -191,7 +203,7 @@ public final class Trace {
             pp.traceRing = ring;
             r.rings.add(ring);
         }
-        ring.add(pp.id, ts, goid, kind, arg);
+        ring.put(ts, goid, kind, arg);
     }
 
     /** Records an event about P {@code p} from a thread that does not hold it (sysmon, hand-offs). */
@@ -200,7 +212,7 @@ public final class Trace {
         if (r == null) {
             return;
         }
-        r.shared.add(p, System.nanoTime() - r.startNanos, goid, kind, arg);
+        r.shared.putShared(p, System.nanoTime() - r.startNanos, goid, kind, arg);
     }
 
     /** The time slot of an event recorded by {@link #recordUntimed}, until the export places it. */
@@ -286,7 +298,11 @@ public final class Trace {
         }
 
         final Recording recording;
-        private final boolean shared;
+        /** The recording's start, copied here so that the hot path reads one object. */
+        final long startNanos;
+        /** Whether in-run events skip the clock (the recording is not EXACT). */
+        final boolean untimed;
+        private final long pidBits;
         private final int capacity;
         private final long[] data;
         /** Events ever written; published with a release store after each write. */
@@ -296,31 +312,32 @@ public final class Trace {
 
         Ring(Recording recording, int p, int capacity) {
             this.recording = recording;
-            this.shared = p < 0;
+            this.startNanos = recording != null ? recording.startNanos : 0;
+            this.untimed = recording == null || !recording.exact;
+            this.pidBits = p & 0xFFFF_FFFFL;
             this.capacity = capacity;
             this.data = new long[capacity * SLOT];
         }
 
-        void add(int pid, long t, long g, int k, long a) {
-            if (shared) {
-                synchronized (this) {
-                    put(pid, t, g, k, a);
-                }
-            } else {
-                put(pid, t, g, k, a);
-            }
+        /** Writes an event of this ring's P. Single writer: the M holding the P. */
+        void put(long t, long g, int k, long a) {
+            putAs(pidBits, t, g, k, a);
         }
 
-        private void put(int pid, long t, long g, int k, long a) {
-            long w = written;
-            int i = next; // == (w % capacity) * SLOT, kept apart to avoid a long division per event
-            next = i + SLOT == data.length ? 0 : i + SLOT;
+        /** Writes an event about P {@code pid} (-1: none) to the shared ring. */
+        synchronized void putShared(int pid, long t, long g, int k, long a) {
+            putAs(pid & 0xFFFF_FFFFL, t, g, k, a);
+        }
+
+        private void putAs(long pid, long t, long g, int k, long a) {
             long[] d = data;
+            int i = next; // == (written % capacity) * SLOT, kept apart to avoid a long division per event
+            next = i + SLOT == d.length ? 0 : i + SLOT;
             d[i] = t;
             d[i + 1] = g;
             d[i + 2] = a;
-            d[i + 3] = ((long) (k + 1) << 32) | (pid & 0xFFFF_FFFFL); // kind + 1: 0 marks an empty slot
-            WRITTEN.setRelease(this, w + 1);
+            d[i + 3] = ((long) (k + 1) << 32) | pid; // kind + 1: 0 marks an empty slot
+            WRITTEN.setRelease(this, written + 1);
         }
 
         long dropped() {
@@ -348,6 +365,9 @@ public final class Trace {
                     continue;
                 }
                 long t = data[i];
+                if (t < 0 && t != UNTIMED) {
+                    t = 0; // a switch whose clock reading predates the recording: at its start
+                }
                 if (t == UNTIMED) {
                     if (firstUntimed < 0) {
                         firstUntimed = out.size();

@@ -132,7 +132,7 @@ class TraceTest {
     private static List<Trace.Event> export(int capacity, long stopTs, long... times) {
         Trace.Ring ring = new Trace.Ring(null, 0, capacity);
         for (int i = 0; i < times.length; i++) {
-            ring.add(0, times[i] < 0 ? Trace.UNTIMED : times[i], i, Trace.K_GO_UNPARK, 0);
+            ring.put(times[i] < 0 ? Trace.UNTIMED : times[i], i, Trace.K_GO_UNPARK, 0);
         }
         List<Trace.Event> out = new java.util.ArrayList<>();
         ring.copyTo(out, stopTs);
