@@ -140,9 +140,10 @@ public final class Trace {
         return active != null;
     }
 
-    // The hot paths below are small on purpose: the scheduler calls them from execute and goready,
-    // large methods where C2 declines to inline a callee of more than a few dozen bytecodes, and a
-    // chain of real calls per event cost more than the ring writes themselves.
+    // The hot paths below are small and flat on purpose: the scheduler calls them from execute and
+    // goready, large methods where C2 declines to inline callees of more than a few dozen
+    // bytecodes at sites it does not rate hot (-XX:+PrintInlining showed an event as a chain of
+    // three real calls before). Now record/recordAt/recordUntimed -> put -> putAs inline whole.
 
     /** Records an event of the M holding pp (pp may be null: then the shared ring), reading the clock. */
     static void record(P pp, long goid, int kind, long arg) {

@@ -21,11 +21,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Caveat: the "off" chunks run code the JIT compiled with the tracing branches taken, as in a
  * service that has recorded a trace before; a JVM that never traced prunes them.
  *
- * <pre>java -cp scheduler-bench/target/benchmarks.jar io.gosched.bench.telemetry.TraceOverhead [gomaxprocs] [pairs]</pre>
+ * <pre>java --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -Xms3g -Xmx3g \
+ *     -cp scheduler-bench/target/benchmarks.jar io.gosched.bench.telemetry.TraceOverhead [gomaxprocs] [pairs]</pre>
  */
 public final class TraceOverhead {
 
-    static final int N = 100_000;
+    /** Operations per chunk. */
+    static final int OPS = 100_000;
     static final int WARMUP_PAIRS = 10;
 
     private TraceOverhead() {
@@ -40,13 +42,14 @@ public final class TraceOverhead {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
             for (String workload : new String[] {"spawn", "pingpong"}) {
                 for (Trace.Timestamps ts : Trace.Timestamps.values()) {
-                    System.out.println(measure(rt, workload, ts, pairs, procs));
+                    System.out.println(measure(rt, workload, ts, pairs, OPS));
                 }
             }
         }
     }
 
-    static String measure(GoRuntime rt, String workload, Trace.Timestamps timestamps, int pairs, int procs)
+    /** Runs WARMUP_PAIRS + pairs pairs of chunks of {@code ops} operations; one line of result. */
+    static String measure(GoRuntime rt, String workload, Trace.Timestamps timestamps, int pairs, int ops)
             throws Exception {
         double[] off = new double[pairs];
         double[] on = new double[pairs];
@@ -57,8 +60,8 @@ public final class TraceOverhead {
                 boolean traced = ((r & 1) == 0) == (k == 0);
                 Trace.Recording rec = traced ? Trace.start(65_536, timestamps) : null;
                 long t0 = System.nanoTime();
-                run(rt, workload);
-                t[traced ? 1 : 0] = (System.nanoTime() - t0) / (double) N;
+                run(rt, workload, ops);
+                t[traced ? 1 : 0] = (System.nanoTime() - t0) / (double) ops;
                 if (rec != null) {
                     rec.stop();
                 }
@@ -74,17 +77,18 @@ public final class TraceOverhead {
         Arrays.sort(ratio);
         return String.format(Locale.ROOT,
                 "%-8s GOMAXPROCS=%d trace=%-12s off %5.0f ns/op  traced %5.0f ns/op  ratio median %.3f (quartiles %.3f–%.3f, %d pairs)",
-                workload, procs, timestamps.name().toLowerCase(Locale.ROOT), off[pairs / 2], on[pairs / 2],
+                workload, rt.gomaxprocs(), timestamps.name().toLowerCase(Locale.ROOT), off[pairs / 2], on[pairs / 2],
                 ratio[pairs / 2], ratio[pairs / 4], ratio[3 * pairs / 4], pairs);
     }
 
-    static void run(GoRuntime rt, String workload) throws Exception {
+    /** One chunk; throws if the workload computed a wrong result. */
+    static void run(GoRuntime rt, String workload, int n) throws Exception {
         long check = switch (workload) {
             case "spawn" -> rt.run(() -> {
                 AtomicLong sum = new AtomicLong();
                 WaitGroup wg = new WaitGroup();
-                wg.add(N);
-                for (int i = 1; i <= N; i++) {
+                wg.add(n);
+                for (int i = 1; i <= n; i++) {
                     long v = i;
                     Go.go(() -> {
                         sum.addAndGet(v);
@@ -98,12 +102,12 @@ public final class TraceOverhead {
                 Chan<Long> ping = Chan.make();
                 Chan<Long> pong = Chan.make();
                 Go.go(() -> {
-                    for (long i = 0; i < N; i++) {
+                    for (long i = 0; i < n; i++) {
                         pong.send(ping.recv() + 1);
                     }
                 });
                 long s = 0;
-                for (long i = 0; i < N; i++) {
+                for (long i = 0; i < n; i++) {
                     ping.send(i);
                     s += pong.recv();
                 }
@@ -111,7 +115,7 @@ public final class TraceOverhead {
             });
             default -> throw new IllegalArgumentException("workload: " + workload);
         };
-        if (check != (long) N * (N + 1) / 2) {
+        if (check != (long) n * (n + 1) / 2) {
             throw new IllegalStateException(workload + ": wrong result " + check);
         }
     }
