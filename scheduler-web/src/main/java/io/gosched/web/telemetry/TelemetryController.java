@@ -1,8 +1,9 @@
 package io.gosched.web.telemetry;
 
+import io.gosched.web.BadParameterProblem;
 import java.net.URI;
 import java.time.Duration;
-import org.springframework.http.HttpStatus;
+import java.util.Map;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -55,13 +56,8 @@ class TelemetryController {
     /** Rendered here rather than by a global advice so the problem is the same whatever else is on the classpath. */
     @ExceptionHandler(BadInterval.class)
     ResponseEntity<ProblemDetail> badInterval(BadInterval e) {
-        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
-        pd.setType(BAD_INTERVAL);
-        pd.setTitle("Invalid telemetry interval");
-        pd.setProperty("parameter", "intervalMs");
-        pd.setProperty("min", e.min);
-        pd.setProperty("max", e.max);
-        return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+        return BadParameterProblem.of(BAD_INTERVAL, "Invalid telemetry interval", e.getMessage(), "intervalMs",
+                Map.of("min", e.min, "max", e.max));
     }
 
     static final class BadInterval extends RuntimeException {

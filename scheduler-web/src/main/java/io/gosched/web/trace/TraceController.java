@@ -1,6 +1,7 @@
 package io.gosched.web.trace;
 
 import io.gosched.runtime.Trace;
+import io.gosched.web.BadParameterProblem;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -87,23 +88,14 @@ class TraceController {
     /** Rendered here rather than by a global advice so the problem is the same whatever else is on the classpath. */
     @ExceptionHandler(BadSeconds.class)
     ResponseEntity<ProblemDetail> badSeconds(BadSeconds e) {
-        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
-        pd.setType(BAD_SECONDS);
-        pd.setTitle("Invalid trace duration");
-        pd.setProperty("parameter", "seconds");
-        pd.setProperty("min", MIN_SECONDS);
-        pd.setProperty("max", MAX_SECONDS);
-        return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+        return BadParameterProblem.of(BAD_SECONDS, "Invalid trace duration", e.getMessage(), "seconds",
+                Map.of("min", MIN_SECONDS, "max", MAX_SECONDS));
     }
 
     @ExceptionHandler(BadTimestamps.class)
     ResponseEntity<ProblemDetail> badTimestamps(BadTimestamps e) {
-        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, e.getMessage());
-        pd.setType(BAD_TIMESTAMPS);
-        pd.setTitle("Invalid trace timestamps");
-        pd.setProperty("parameter", "timestamps");
-        pd.setProperty("allowed", List.of("interpolated", "exact"));
-        return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
+        return BadParameterProblem.of(BAD_TIMESTAMPS, "Invalid trace timestamps", e.getMessage(), "timestamps",
+                Map.of("allowed", List.of("interpolated", "exact")));
     }
 
     @ExceptionHandler(TraceRecorder.Busy.class)
