@@ -151,7 +151,7 @@ public final class Trace {
         if (ring != null && ring.recording == active) {
             ring.put(System.nanoTime() - ring.startNanos, goid, kind, arg);
         } else {
-            recordSlow(pp, System.nanoTime(), goid, kind, arg);
+            recordSlow(pp, System.nanoTime(), goid, kind, arg, false);
         }
     }
 
@@ -167,7 +167,7 @@ public final class Trace {
         if (ring != null && ring.untimed && ring.recording == active) {
             ring.put(UNTIMED, goid, kind, arg);
         } else {
-            record(pp, goid, kind, arg);
+            recordSlow(pp, System.nanoTime(), goid, kind, arg, true);
         }
     }
 
@@ -183,12 +183,16 @@ public final class Trace {
         if (ring != null && ring.recording == active) {
             ring.put(nanoTime - ring.startNanos, goid, kind, arg);
         } else {
-            recordSlow(pp, nanoTime, goid, kind, arg);
+            recordSlow(pp, nanoTime, goid, kind, arg, false);
         }
     }
 
-    /** The first event of a P in a recording (its ring is made here), or an event off any P. */
-    private static void recordSlow(P pp, long nanoTime, long goid, int kind, long arg) {
+    /**
+     * The first event of a P in a recording (its ring is made here), an event off any P, or one
+     * after the recording stopped (dropped). {@code untimed}: an event recordUntimed would not
+     * clock, which stays untimed on a P's ring unless the recording is exact.
+     */
+    private static void recordSlow(P pp, long nanoTime, long goid, int kind, long arg, boolean untimed) {
         Recording r = active;
         if (r == null) {
             return;
@@ -204,7 +208,7 @@ public final class Trace {
             pp.traceRing = ring;
             r.rings.add(ring);
         }
-        ring.put(ts, goid, kind, arg);
+        ring.put(untimed && ring.untimed ? UNTIMED : ts, goid, kind, arg);
     }
 
     /** Records an event about P {@code p} from a thread that does not hold it (sysmon, hand-offs). */

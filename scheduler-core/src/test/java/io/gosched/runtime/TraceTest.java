@@ -61,7 +61,8 @@ class TraceTest {
 
     /** A goroutine that spins 2 ms, creates A, spins 2 ms, creates B, spins 2 ms, then parks. */
     private static List<Trace.Event> spinCreateSpin(Trace.Timestamps timestamps) throws Exception {
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        // No sysmon: the 6 ms run stays one run (no preemption request on a slow machine).
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).sysmon(false).build())) {
             Trace.Recording rec = Trace.start(10_000, timestamps);
             assertThat(rec.timestamps()).isEqualTo(timestamps);
             try {
@@ -126,6 +127,41 @@ class TraceTest {
         assertThat(creates.get(0).tsNanos() - run[0].tsNanos()).isGreaterThanOrEqualTo(2_000_000);
         assertThat(creates.get(1).tsNanos() - creates.get(0).tsNanos()).isGreaterThanOrEqualTo(2_000_000);
         assertThat(run[1].tsNanos() - creates.get(1).tsNanos()).isGreaterThanOrEqualTo(2_000_000);
+    }
+
+    @Test
+    void aCreationThatIsItsPsFirstEventIsInterpolatedToo() throws Exception {
+        // No sysmon: a preemption request would end the run (GoPreempt) before the creation.
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).sysmon(false).build())) {
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch finished = new CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicBoolean create = new java.util.concurrent.atomic.AtomicBoolean();
+            rt.go(() -> {
+                running.countDown();
+                while (!create.get()) {
+                    Thread.onSpinWait(); // still the same run when the recording starts
+                }
+                Chan<Integer> done = Chan.make(1);
+                Go.go(() -> done.send(1));
+                done.recv();
+                finished.countDown();
+            });
+            assertTrue(running.await(10, TimeUnit.SECONDS));
+            Trace.Recording rec = Trace.start(1000);
+            List<Trace.Event> events;
+            try {
+                create.set(true);
+                assertTrue(finished.await(10, TimeUnit.SECONDS));
+            } finally {
+                events = rec.stop();
+            }
+            List<Trace.Event> onP = events.stream().filter(e -> e.p() == 0).toList();
+            assertThat(onP.getFirst().kind()).isEqualTo(Trace.GO_CREATE);
+            assertThat(onP.getFirst().interpolated()).as("no clock read, even for the ring's first event").isTrue();
+            Trace.Event next = onP.stream().filter(e -> !e.interpolated()).findFirst().orElseThrow();
+            assertThat(onP.getFirst().tsNanos()).as("nothing clocked before it: its successor's time")
+                    .isEqualTo(next.tsNanos());
+        }
     }
 
     /** Writes clocked (ts >= 0) and untimed (ts < 0) GoUnpark events to a ring, returns the export. */
