@@ -164,6 +164,65 @@ class TraceTest {
         }
     }
 
+    @Test
+    void recordingsStartedAndStoppedUnderLoadStayConsistent() throws Exception {
+        java.util.Queue<Throwable> uncaught = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(4)
+                .uncaughtExceptionHandler((goid, e) -> uncaught.add(e)).build())) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            CountDownLatch workersDone = new CountDownLatch(3);
+            for (int w = 0; w < 3; w++) {
+                rt.go(() -> {
+                    Chan<Integer> c = Chan.make();
+                    Go.go(() -> {
+                        for (;;) {
+                            if (c.recv() < 0) {
+                                return;
+                            }
+                        }
+                    });
+                    for (int i = 0; !stop.get(); i++) {
+                        c.send(i);
+                        if (i % 64 == 0) {
+                            Go.go(Go::yield); // creations, runs that yield, steals by idle Ps
+                        }
+                    }
+                    c.send(-1);
+                    workersDone.countDown();
+                });
+            }
+            java.util.Random random = new java.util.Random(42);
+            long recorded = 0;
+            try {
+                for (int round = 0; round < 40; round++) {
+                    Trace.Timestamps mode = Trace.Timestamps.values()[random.nextInt(2)];
+                    long before = System.nanoTime();
+                    Trace.Recording rec = Trace.start(1 + random.nextInt(4096), mode);
+                    Thread.sleep(1 + random.nextInt(5));
+                    List<Trace.Event> events = rec.stop();
+                    long bound = System.nanoTime() - before; // no event can lie past the stop
+                    assertThat(Trace.isRecording()).isFalse();
+                    recorded += events.size();
+                    for (int i = 0; i < events.size(); i++) {
+                        Trace.Event e = events.get(i);
+                        assertThat(e.tsNanos()).as("round %d, %s", round, e).isBetween(0L, bound);
+                        if (i > 0) {
+                            assertThat(e.tsNanos()).isGreaterThanOrEqualTo(events.get(i - 1).tsNanos());
+                        }
+                        if (mode == Trace.Timestamps.EXACT) {
+                            assertThat(e.interpolated()).as("round %d exact: %s", round, e).isFalse();
+                        }
+                    }
+                }
+            } finally {
+                stop.set(true);
+            }
+            assertThat(recorded).as("events over all rounds").isPositive();
+            assertTrue(workersDone.await(30, TimeUnit.SECONDS));
+        }
+        assertThat(uncaught).isEmpty();
+    }
+
     /** Writes clocked (ts >= 0) and untimed (ts < 0) GoUnpark events to a ring, returns the export. */
     private static List<Trace.Event> export(int capacity, long stopTs, long... times) {
         Trace.Ring ring = new Trace.Ring(null, 0, capacity);
