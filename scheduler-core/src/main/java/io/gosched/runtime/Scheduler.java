@@ -657,7 +657,7 @@ final class Scheduler {
         }
         gp.m = null;
         long goid = gp.goid;
-        WaitReason reason = gp.waitreason();
+        int reasonCode = gp.waitreason; // read now: once committed, gp may run and park again elsewhere
         if (!gp.casStatus(G.RUNNING, G.WAITING)) {
             // READIED: it parked after releasing its lock (goparkUnlocked) and a waker has
             // already taken its waiter. It does not park; run it again.
@@ -670,7 +670,7 @@ final class Scheduler {
             return gp;
         }
         if (Trace.on) {
-            Trace.recordAt(mp.p, mp.traceClock, goid, Trace.K_GO_PARK, reason != null ? reason.ordinal() : -1);
+            Trace.recordAt(mp.p, mp.traceClock, goid, Trace.K_GO_PARK, reasonCode - 1); // the ordinal, -1 for none
         }
         return null;
     }

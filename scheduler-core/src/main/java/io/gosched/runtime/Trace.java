@@ -127,7 +127,7 @@ public final class Trace {
             if (active != null) {
                 throw new IllegalStateException("a trace recording is already active");
             }
-            Recording r = new Recording(capacityPerP, timestamps == Timestamps.EXACT);
+            Recording r = new Recording(capacityPerP, timestamps);
             active = r;
             on = true;
             VarHandle.fullFence();
@@ -226,21 +226,21 @@ public final class Trace {
     /** An active or finished recording. */
     public static final class Recording {
         private final int capacity;
-        private final boolean exact;
+        private final Timestamps timestamps;
         private final long startNanos = System.nanoTime();
         private final ConcurrentLinkedQueue<Ring> rings = new ConcurrentLinkedQueue<>();
         private final Ring shared;
         private List<Event> result;
 
-        private Recording(int capacity, boolean exact) {
+        private Recording(int capacity, Timestamps timestamps) {
             this.capacity = capacity;
-            this.exact = exact;
+            this.timestamps = timestamps;
             this.shared = new Ring(this, -1, capacity);
         }
 
         /** How this recording times its events. */
         public Timestamps timestamps() {
-            return exact ? Timestamps.EXACT : Timestamps.INTERPOLATED;
+            return timestamps;
         }
 
         /** Stops recording (idempotent) and returns the events ordered by time. */
@@ -318,7 +318,7 @@ public final class Trace {
         Ring(Recording recording, int p, int capacity) {
             this.recording = recording;
             this.startNanos = recording != null ? recording.startNanos : 0;
-            this.untimed = recording == null || !recording.exact;
+            this.untimed = recording == null || recording.timestamps == Timestamps.INTERPOLATED;
             this.pidBits = p & 0xFFFF_FFFFL;
             this.capacity = capacity;
             this.data = new long[capacity * SLOT];
