@@ -1,10 +1,12 @@
 package io.gosched.web.trace;
 
+import io.gosched.runtime.Trace;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -37,7 +39,15 @@ public final class ChromeTrace {
 
     /** The trace-event JSON object (as maps and lists, for any JSON encoder). */
     public static Map<String, Object> of(List<TraceEvent> events) {
-        return of(events, 0, "exact");
+        return of(events, 0, Trace.Timestamps.EXACT);
+    }
+
+    /**
+     * How a timestamps mode is spelled in {@code otherData.timestamps} and in the trace endpoint's
+     * {@code timestamps} parameter: the enum's name in lower case.
+     */
+    public static String timestampsName(Trace.Timestamps timestamps) {
+        return timestamps.name().toLowerCase(Locale.ROOT);
     }
 
     /**
@@ -45,7 +55,7 @@ public final class ChromeTrace {
      * overwrote (a non-zero count means the oldest part of some P's track is missing) and how
      * the recording timed its events ({@code "interpolated"} or {@code "exact"}).
      */
-    public static Map<String, Object> of(List<TraceEvent> events, long dropped, String timestamps) {
+    public static Map<String, Object> of(List<TraceEvent> events, long dropped, Trace.Timestamps timestamps) {
         List<TraceEvent> sorted = new ArrayList<>(events);
         sorted.sort(Comparator.comparingLong(TraceEvent::tsNanos));
         List<Map<String, Object>> out = new ArrayList<>();
@@ -121,7 +131,7 @@ public final class ChromeTrace {
         trace.put("traceEvents", meta);
         trace.put("displayTimeUnit", "ns");
         trace.put("otherData", Map.of("source", "gosched", "events", events.size(), "dropped", dropped,
-                "timestamps", timestamps));
+                "timestamps", timestampsName(timestamps)));
         return trace;
     }
 

@@ -4,7 +4,6 @@ import io.gosched.runtime.Trace;
 import io.gosched.web.telemetry.TelemetryProperties;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -73,8 +72,7 @@ public class TraceRecorder implements ApplicationListener<ContextClosedEvent> {
 
     private Map<String, Object> export(Trace.Recording recording) {
         List<Trace.Event> events = stop(recording);
-        return ChromeTrace.of(events.stream().map(TraceEvent::of).toList(), recording.dropped(),
-                recording.timestamps().name().toLowerCase(Locale.ROOT));
+        return ChromeTrace.of(events.stream().map(TraceEvent::of).toList(), recording.dropped(), recording.timestamps());
     }
 
     private List<Trace.Event> stop(Trace.Recording recording) {

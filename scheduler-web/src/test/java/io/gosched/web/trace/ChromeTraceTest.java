@@ -2,6 +2,7 @@ package io.gosched.web.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gosched.runtime.Trace;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -112,7 +113,7 @@ class ChromeTraceTest {
 
     @Test
     void droppedEventsAndTheTimestampsModeAreReported() {
-        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, TraceEvent.GO_START, 0)), 17, "interpolated"));
+        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, TraceEvent.GO_START, 0)), 17, Trace.Timestamps.INTERPOLATED));
         assertThat(trace.get("otherData").get("dropped").asLong()).isEqualTo(17);
         assertThat(trace.get("otherData").get("events").asLong()).isEqualTo(1);
         assertThat(trace.get("otherData").get("timestamps").asString()).isEqualTo("interpolated");
