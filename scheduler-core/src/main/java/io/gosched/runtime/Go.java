@@ -24,8 +24,8 @@ public final class Go {
         // Without it a loop that only spawns could not be preempted: it would keep its P for
         // the whole loop while its new goroutines pile up in the global queue, and goroutines
         // woken meanwhile would queue behind them (seen as 100+ ms sleep lateness).
-        Scheduler.checkpoint();
-        gp.sched.scheduler.newproc(body);
+        Scheduler.checkpoint(gp);
+        gp.sched.scheduler.newproc(body, gp);
     }
 
     /**
@@ -96,15 +96,14 @@ public final class Go {
     /**
      * Pins the current goroutine to its P (Go's procPin): until {@link #procUnpin()} it is not
      * preempted and cannot park, so per-P data indexed by the returned id stays its own.
-     * Returns -1 on a platform thread (nothing is pinned).
+     * Returns -1 on a platform thread or inside a {@link #syscall} body (no P: nothing is pinned).
      */
     public static int procPin() {
-        M mp = M.current();
-        G gp = mp != null ? mp.curg : null;
+        G gp = Scheduler.getg();
         if (gp == null) {
             return -1;
         }
-        P pp = mp.p;
+        P pp = gp.m.p;
         if (pp == null) {
             return -1;
         }
@@ -115,8 +114,7 @@ public final class Go {
 
     /** Undoes one {@link #procPin()}. A no-op on a platform thread. */
     public static void procUnpin() {
-        M mp = M.current();
-        G gp = mp != null ? mp.curg : null;
+        G gp = Scheduler.getg();
         if (gp == null || gp.locks == 0) {
             return;
         }

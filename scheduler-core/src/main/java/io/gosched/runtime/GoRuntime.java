@@ -40,9 +40,16 @@ public final class GoRuntime implements AutoCloseable {
         return start(SchedulerConfig.defaults());
     }
 
-    /** Starts a runtime with the given configuration. */
+    /**
+     * Starts a runtime with the given configuration.
+     *
+     * @throws IllegalStateException when the JVM lacks what goroutines need, naming the flag:
+     *     access to {@code jdk.internal.vm} (see {@link #checkContinuationAccess}) or {@link
+     *     SafeJvm#OPTIONS} (unless {@value SafeJvm#ALLOW_STALE_CURRENT_THREAD} is set)
+     */
     public static GoRuntime start(SchedulerConfig config) {
         checkContinuationAccess();
+        SafeJvm.check();
         return new GoRuntime(java.util.Objects.requireNonNull(config, "config"));
     }
 

@@ -112,10 +112,21 @@ final class Scheduler {
     // Goroutine-side entry points (static: they find the runtime from the current M or the G)
     // =============================================================================================
 
-    /** The running goroutine, or null on a thread that is not running one. Go: getg */
+    /**
+     * The M of the caller whose goroutine is gp (from {@link #getg()}, null when the caller is
+     * not a goroutine): gp's M, or the M whose scheduler code calls, or null on another thread.
+     */
+    static M mFor(G gp) {
+        return gp != null ? gp.m : M.current();
+    }
+
+    /**
+     * The running goroutine, or null on a thread that is not running one. Fresh after a
+     * migration to another M (see "The current thread" in M).
+     * Go: getg
+     */
     static G getg() {
-        M mp = M.current();
-        return mp != null ? mp.curg : null;
+        return Coroutine.currentG();
     }
 
     /**
@@ -161,6 +172,11 @@ final class Scheduler {
      * READIED instead, and its own M runs it again; nothing is queued.
      */
     static void goready(G gp, boolean mayStillRun) {
+        goready(gp, mayStillRun, M.current());
+    }
+
+    /** {@link #goready(G, boolean)} by a caller running on mp (null: not on an M), found once by its operation. */
+    static void goready(G gp, boolean mayStillRun, M mp) {
         Scheduler s = gp.sched.scheduler;
         boolean readied = false;
         if (!gp.casStatus(G.WAITING, G.RUNNABLE)) {
@@ -170,7 +186,6 @@ final class Scheduler {
                 gp.casgstatus(G.WAITING, G.RUNNABLE); // fails loudly, naming the status found
             }
         }
-        M mp = M.current();
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
         if (Trace.on) {
             G readier = mp != null ? mp.curg : null;
@@ -265,12 +280,20 @@ final class Scheduler {
      * Executed only by a goroutine (a no-op elsewhere).
      */
     static void checkpoint() {
-        M mp = M.current();
-        if (mp == null) {
-            return;
+        G gp = getg();
+        if (gp != null) {
+            checkpoint(gp);
         }
-        G gp = mp.curg;
-        if (gp != null && gp.preempt && gp.locks == 0) {
+    }
+
+    /**
+     * {@link #checkpoint()} for the running goroutine gp, found once by the operation calling it.
+     * Inside a syscall it does nothing: the G holds no P to give up, and exitsyscall keeps the
+     * request for the first safe point after it (Go's exitsyscall restores stackPreempt).
+     * Executed only by gp.
+     */
+    static void checkpoint(G gp) {
+        if (gp.preempt && gp.locks == 0 && gp.status() == G.RUNNING) {
             gopreempt(gp);
         }
     }
@@ -317,13 +340,20 @@ final class Scheduler {
      * Go: runtime/proc.go newproc
      */
     void newproc(Runnable fn) {
+        newproc(fn, getg());
+    }
+
+    /** {@link #newproc(Runnable)} called by curg, the running goroutine (or null: not one). */
+    void newproc(Runnable fn, G curg) {
         if (fn == null) {
             throw new NullPointerException("go of nil func value");
         }
-        M mp = M.current();
-        P pp = mp != null && mp.sched == sched && mp.curg != null ? mp.p : null;
+        M mp = curg != null ? curg.m : null;
+        // A goroutine of this runtime inside a syscall holds no P: its G goes global, like one
+        // from outside, but is not refused by a shutdown in progress (it is the runtime's own).
+        P pp = curg != null && curg.sched == sched ? mp.p : null;
         if (pp == null) {
-            if (sched.closing) {
+            if (sched.closing && (curg == null || curg.sched != sched)) {
                 throw new java.util.concurrent.RejectedExecutionException("gosched runtime is shut down");
             }
             G newg = newG(fn, null);
@@ -342,7 +372,7 @@ final class Scheduler {
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
         if (Trace.on) {
-            Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
+            Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, curg.goid);
         }
         runqput(pp, newg, true);
         wakep();
