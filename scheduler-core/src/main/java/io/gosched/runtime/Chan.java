@@ -155,7 +155,10 @@ public final class Chan<T> implements Iterable<T> {
     private boolean chansend(Object ep, boolean block) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint(); // a channel operation is a preemption safe point (Go: the function prologue)
+            if (gp.status() == G.SYSCALL) {
+                return Scheduler.syscallCallback(gp, () -> chansend(ep, block));
+            }
+            Scheduler.checkpoint(gp); // a channel operation is a preemption safe point (Go: the function prologue)
         }
         // Fast path: fail a non-blocking send without taking the lock.
         //
@@ -182,7 +185,7 @@ public final class Chan<T> implements Iterable<T> {
             sg.elem = ep;
             sg.success = true;
             lock.unlock();
-            sg.ready();
+            sg.ready(Scheduler.mFor(gp));
             return true;
         }
         if (qcount < dataqsiz) {
@@ -332,7 +335,10 @@ public final class Chan<T> implements Iterable<T> {
     private Object chanrecv(boolean block) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint();
+            if (gp.status() == G.SYSCALL) {
+                return Scheduler.syscallCallback(gp, () -> chanrecv(block));
+            }
+            Scheduler.checkpoint(gp);
         }
         // Fast path: check for failed non-blocking operation without acquiring the lock.
         if (!block && empty()) {
@@ -367,7 +373,7 @@ public final class Chan<T> implements Iterable<T> {
                 // and move the sender's value to the tail.
                 Object v = recvFromSender(sg);
                 lock.unlock();
-                sg.ready();
+                sg.ready(Scheduler.mFor(gp));
                 return v;
             }
         }

@@ -58,13 +58,18 @@ public final class Go {
      * goroutines: the M lets go of its P while blocking runs, sysmon hands the P to another M if
      * it takes long, and afterwards the goroutine continues on whichever P it can get
      * (entersyscall/exitsyscall). On a platform thread it simply calls blocking.
+     *
+     * <p>blocking may itself make goroutine calls (a channel operation, select, a {@code Mutex},
+     * {@code WaitGroup.await}, {@link #sleep}, {@link #yield}): each leaves the syscall for its
+     * duration, taking a P as on exit, and enters it again afterwards (Go's cgocallbackg). A
+     * nested {@code syscall} simply runs its body.
      */
     public static <T> T syscall(Callable<T> blocking) throws Exception {
         G gp = Scheduler.getg();
-        if (gp == null) {
-            return blocking.call();
+        if (gp == null || gp.status() == G.SYSCALL) {
+            return blocking.call(); // a platform thread, or already inside a syscall body
         }
-        Scheduler.checkpoint();
+        Scheduler.checkpoint(gp);
         Scheduler.entersyscall(gp);
         try {
             return blocking.call();

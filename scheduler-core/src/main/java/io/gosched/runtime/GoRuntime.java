@@ -21,7 +21,6 @@ public final class GoRuntime implements AutoCloseable {
     private static final AtomicInteger RUNTIME_IDS = new AtomicInteger();
 
     private final Sched sched;
-    private final Object resizeLock = new Object();
     private final Sysmon sysmon;
 
     private GoRuntime(SchedulerConfig config) {
@@ -134,14 +133,20 @@ public final class GoRuntime implements AutoCloseable {
         if (n > SchedulerConfig.MAX_GOMAXPROCS) {
             throw new IllegalArgumentException("gomaxprocs must be at most " + SchedulerConfig.MAX_GOMAXPROCS + ": " + n);
         }
-        synchronized (resizeLock) {
+        // Go's stopTheWorldGC: semacquire(&worldsema) first. A goroutine parks here, so its P
+        // stops for a resize in progress instead of waiting for it (a monitor would block the M
+        // with its P RUNNING, and the other resize would wait for that P forever).
+        sched.worldsema.acquire();
+        try {
             int old = sched.gomaxprocs;
             if (n == old || sched.stopping) {
                 return old;
             }
             G gp = Scheduler.getg();
-            if (gp != null && gp.sched == sched) {
-                // The world-stopper must hold no P: a goroutine gives its P up as for a syscall.
+            if (gp != null && gp.status() == G.RUNNING) {
+                // The world-stopper must hold no P: a goroutine gives its P up as for a syscall
+                // (one of another runtime too: its M blocks here). Inside a Go.syscall body it
+                // holds none already.
                 Scheduler.entersyscall(gp);
                 try {
                     sched.scheduler.stopTheWorldAndResize(n);
@@ -152,6 +157,8 @@ public final class GoRuntime implements AutoCloseable {
                 sched.scheduler.stopTheWorldAndResize(n);
             }
             return old;
+        } finally {
+            sched.worldsema.release();
         }
     }
 
@@ -174,14 +181,25 @@ public final class GoRuntime implements AutoCloseable {
      * Stops accepting goroutines from outside, waits up to timeout for every goroutine to end,
      * then stops the Ms and sysmon. Returns true if every goroutine ended and every thread
      * stopped in time. Goroutines still parked when the time is up are abandoned.
+     *
+     * <p>Called from a goroutine of this runtime, it waits for every other goroutine (parking
+     * the caller meanwhile, so its P runs them) and every other M; the caller itself keeps
+     * running until it returns, and its M stops once it ends.
      */
     public boolean shutdown(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         sched.closing = true;
-        while (Stats.liveGoroutines(sched) > 0 && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(500_000);
+        G gp = Scheduler.getg();
+        boolean inside = gp != null && gp.sched == sched;
+        long caller = inside ? 1 : 0; // the caller is live until it returns
+        while (Stats.liveGoroutines(sched) > caller && System.nanoTime() < deadline) {
+            if (inside) {
+                Go.sleep(Duration.ofNanos(500_000)); // park: the others need this P
+            } else {
+                LockSupport.parkNanos(500_000);
+            }
         }
-        boolean clean = Stats.liveGoroutines(sched) == 0;
+        boolean clean = Stats.liveGoroutines(sched) <= caller;
         List<M> ms;
         sched.lock.lock();
         try {

@@ -60,9 +60,29 @@ final class M extends Thread {
         sched.scheduler.mstart(this);
     }
 
+    /*
+     * Interrupts. A goroutine is not interruptible, as in Go (cancel it through a Context or a
+     * channel); Thread.interrupt() reaches the M it runs on. The M clears its interrupt status
+     * after each turn of a goroutine (Scheduler.execute) and when it sleeps (notesleep, netpoll),
+     * as ForkJoinPool does between tasks, so a status set by goroutine code (the "restore the
+     * interrupt" idiom of catch (InterruptedException)) is seen by that goroutine until its next
+     * park, yield, preemption or end, and never by the next goroutine on the M, nor makes a
+     * sleeping M or the poller spin (LockSupport.park and Selector.select return at once while
+     * the status is set). Inside Go.syscall the body is ordinary blocking code on its M: an
+     * interrupt then ends a Thread.sleep or an interruptible channel's I/O, as on any thread.
+     */
+
+    /** Clears this M's interrupt status (see "Interrupts"). Executed only by this M. */
+    void clearInterrupt() {
+        if (isInterrupted()) {
+            Thread.interrupted();
+        }
+    }
+
     /** Parks this thread until {@link #notewakeup()}. Executed only by this M. */
     void notesleep() {
         while (!wakeup) {
+            clearInterrupt(); // else park returns at once: see "Interrupts"
             LockSupport.park(this);
         }
         wakeup = false;

@@ -64,6 +64,14 @@ final class Sched {
     G gFree;
     int gFreeCount;
 
+    /**
+     * Held by whoever stops the world (gomaxprocs(n)), for the whole stop and restart. A
+     * semaphore, not a monitor: a goroutine waiting for it parks and leaves its P free for the
+     * stop in progress, and one holding it may go through exitsyscall's slow path (a yield).
+     * Go: runtime/proc.go worldsema
+     */
+    final Sema worldsema = new Sema(1);
+
     // ---- stop-the-world (guarded by lock; gcwaiting read without it) ---------------------------
     volatile boolean gcwaiting;
     int stopwait;

@@ -142,6 +142,9 @@ final class Scheduler {
         if (gp == null) {
             throw new IllegalStateException("gopark outside a goroutine");
         }
+        if (gp.status() == G.SYSCALL) {
+            throw notInSyscall(gp, reason);
+        }
         gp.waitreason = reason.code();
         gp.parkCommit = commit;
         if (arg != null) {
@@ -236,6 +239,7 @@ final class Scheduler {
      * Executed only by a goroutine.
      */
     static boolean goparkUnlocked(G gp, WaitReason reason) {
+        assert gp.status() != G.SYSCALL : "goparkUnlocked inside a syscall";
         gp.waitreason = reason.code();
         gp.op = G.OP_PARK;
         if (!Coroutine.yieldToScheduler()) {
@@ -256,6 +260,16 @@ final class Scheduler {
         }
     }
 
+    /**
+     * The error of a park attempted inside a {@code Go.syscall} body without leaving the syscall
+     * first: every blocking operation must go through {@link #syscallCallback}. A bug in the
+     * runtime or in code calling gopark directly.
+     */
+    private static IllegalStateException notInSyscall(G gp, WaitReason reason) {
+        return new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
+                + ") inside a syscall: the operation must leave the syscall first (Scheduler.syscallCallback)");
+    }
+
     /** The error of a park that a pinned goroutine cannot make. */
     static IllegalStateException cannotPark(G gp, WaitReason reason) {
         return new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
@@ -267,6 +281,13 @@ final class Scheduler {
         G gp = getg();
         if (gp == null) {
             Thread.yield();
+            return;
+        }
+        if (gp.status() == G.SYSCALL) {
+            syscallCallback(gp, () -> {
+                gosched();
+                return null;
+            });
             return;
         }
         gp.op = G.OP_GOSCHED;
@@ -646,6 +667,11 @@ final class Scheduler {
         gp.coroutine.run();
 
         mp.curg = null;
+        if (mp.isInterrupted()) {
+            // An interrupt does not outlive the goroutine turn that saw it: the next goroutine
+            // on this M, its notesleep and its netpoll must not inherit it (see "Interrupts" in M).
+            Thread.interrupted();
+        }
         if (Trace.on) {
             mp.traceClock = System.nanoTime(); // the end of this run; see M.traceClock
         }
@@ -1726,6 +1752,27 @@ final class Scheduler {
         gp.op = G.OP_EXITSYSCALL;
         if (!Coroutine.yieldToScheduler()) {
             throw new IllegalStateException("goroutine " + gp.goid + " cannot leave a syscall while pinned");
+        }
+    }
+
+    /**
+     * Runs a goroutine operation (one that may park or yield: a channel operation, select, a
+     * semaphore, a sleep, a yield, a netpoll wait) that code inside a {@code Go.syscall} body
+     * makes. A G in SYSCALL holds no P and cannot park or be queued, so, as Go does when C code
+     * calls back into Go during a cgo call, it leaves the syscall first (exitsyscall: the old P,
+     * an idle one, or the global queue until an M runs it), runs op as an ordinary goroutine,
+     * and enters the syscall again before returning to the blocking code. Operations call this
+     * at their start, before they take any runtime lock, because exitsyscall's slow path yields.
+     * Executed only by gp, in SYSCALL.
+     * Go: runtime/proc.go cgocallbackg (exitsyscall, the callback, reentersyscall)
+     */
+    static <T> T syscallCallback(G gp, java.util.function.Supplier<T> op) {
+        assert gp.status() == G.SYSCALL;
+        exitsyscall(gp);
+        try {
+            return op.get();
+        } finally {
+            entersyscall(gp);
         }
     }
 

@@ -94,7 +94,10 @@ public final class Select {
     static Selected selectgo(SelectCase[] cases, boolean block) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint();
+            if (gp.status() == G.SYSCALL) {
+                return Scheduler.syscallCallback(gp, () -> selectgo(cases, block));
+            }
+            Scheduler.checkpoint(gp);
         }
         int ncases = cases.length;
         int[] pollorder = new int[ncases];
