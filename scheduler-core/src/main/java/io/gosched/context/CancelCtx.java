@@ -13,7 +13,7 @@ import java.util.Set;
  * A cancellable context, with an optional deadline (Go's cancelCtx and timerCtx in one).
  *
  * <p>Invariant: once err is set it never changes, done is closed exactly once, after err is
- * set, and children is null; a child registers with its parent only while the parent's err is
+ * set (err() reports err only once done is closed), and children is null; a child registers with its parent only while the parent's err is
  * null (checked under the parent's monitor), so no child misses its parent's cancellation.
  *
  * Go: context/context.go cancelCtx, timerCtx, propagateCancel
@@ -127,9 +127,15 @@ final class CancelCtx implements CancelContext {
         return done;
     }
 
+    /**
+     * Go's contract: null until done() is closed, then why. cancel sets err before it closes
+     * done, so err is read only once done is seen closed (both are published with release
+     * stores and read with acquire loads): a caller never sees err while done() would still
+     * block. Go reads both under c.mu; this read takes no lock.
+     */
     @Override
     public RuntimeException err() {
-        return err;
+        return done.isClosed() ? err : null;
     }
 
     @Override

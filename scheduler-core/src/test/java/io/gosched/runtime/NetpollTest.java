@@ -107,4 +107,47 @@ class NetpollTest {
             pipe.source().close();
         }
     }
+
+    /**
+     * A wait that cannot park (the goroutine is inside Go.procPin) fails, and gives its wait slot
+     * back: a later wait on the same descriptor parks normally. Before, the slot stayed at WAIT
+     * and every later read failed with "concurrent read waits".
+     */
+    @Test
+    void aPinnedWaitGivesItsSlotBack() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            Pipe pipe = Pipe.open();
+            pipe.source().configureBlocking(false);
+            String r = rt.run(() -> {
+                try (PollDesc pd = PollDesc.open(pipe.source())) {
+                    Go.procPin();
+                    String first;
+                    try {
+                        pd.waitRead();
+                        first = "parked while pinned";
+                    } catch (IllegalStateException cannotPark) {
+                        first = "refused";
+                    } finally {
+                        Go.procUnpin();
+                    }
+                    Go.go(() -> {
+                        Go.sleep(java.time.Duration.ofMillis(20));
+                        try {
+                            pipe.sink().write(ByteBuffer.wrap(new byte[] {9}));
+                        } catch (java.io.IOException e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+                    ByteBuffer b = ByteBuffer.allocate(1);
+                    while (pipe.source().read(b) == 0) {
+                        pd.waitRead();
+                    }
+                    return first + ", then read " + b.get(0);
+                }
+            });
+            assertThat(r).isEqualTo("refused, then read 9");
+            pipe.sink().close();
+            pipe.source().close();
+        }
+    }
 }
