@@ -49,7 +49,53 @@ public final class GoRuntime implements AutoCloseable {
     public static GoRuntime start(SchedulerConfig config) {
         checkContinuationAccess();
         SafeJvm.check();
-        return new GoRuntime(java.util.Objects.requireNonNull(config, "config"));
+        java.util.Objects.requireNonNull(config, "config");
+        warmUp();
+        return new GoRuntime(config);
+    }
+
+    /*
+     * Warm-up. Go's scheduler is compiled ahead of time; ours is interpreted until the JIT has
+     * compiled it, and on a fresh JVM a goroutine hand-off (select, send, park, runnext,
+     * continuation switch) costs 20-100 us instead of about 1 (measured with Go's
+     * TestPingPongHog on a fresh JVM at load 7-17 on the 2-core box: the light pair's turns).
+     * So the first goroutines of a process would see a scheduler 20-100 times slower than the
+     * next ones, and everything Go's tests assert about fairness between goroutines that hand
+     * off and goroutines that compute fails for the first hundreds of milliseconds. The first
+     * start in a JVM therefore runs WARMUP round trips through those paths on a private
+     * one-P runtime, so that the JIT has seen them before any user goroutine runs. Cost: one
+     * to a few hundred ms of the first start, once per JVM (-Dgosched.warmup=0 turns it off).
+     */
+    private static final int WARMUP = Integer.getInteger("gosched.warmup", 3000);
+    private static final java.util.concurrent.atomic.AtomicBoolean WARMED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private static void warmUp() {
+        if (WARMUP <= 0 || !WARMED.compareAndSet(false, true)) {
+            return;
+        }
+        SchedulerConfig warm = SchedulerConfig.builder().gomaxprocs(1).name("gosched-warmup").build();
+        try (GoRuntime rt = new GoRuntime(warm)) {
+            rt.run(() -> {
+                Chan<Boolean> ping = Chan.make();
+                Chan<Boolean> done = Chan.make();
+                Go.go(() -> {
+                    while (Select.select(Select.recv(done), Select.recv(ping)).index() == 1) {
+                        ping.send(true);
+                    }
+                });
+                for (int i = 0; i < WARMUP; i++) {
+                    ping.send(true);
+                    Select.select(Select.recv(done), Select.recv(ping));
+                    if ((i & 63) == 0) {
+                        Go.yield();
+                    }
+                }
+                done.close();
+                return null;
+            });
+        } catch (Exception e) {
+            throw new IllegalStateException("gosched: the warm-up run failed", e);
+        }
     }
 
     /**

@@ -18,6 +18,8 @@ import java.util.function.BiConsumer;
 final class Sched {
 
     final SchedulerConfig config;
+    /** The preemption quantum in nanoseconds; 0 without sysmon (nothing is preempted then). */
+    final long quantumNanos;
     final Scheduler scheduler;
     /** The public face; set once by GoRuntime right after construction. */
     GoRuntime runtime;
@@ -121,6 +123,7 @@ final class Sched {
 
     Sched(SchedulerConfig config, String name) {
         this.config = config;
+        this.quantumNanos = config.sysmon() ? config.preemptQuantum().toNanos() : 0;
         this.threadGroup = new ThreadGroup(name);
         this.threadNamePrefix = "gosched-m-";
         this.uncaughtHandler = config.uncaughtExceptionHandler();

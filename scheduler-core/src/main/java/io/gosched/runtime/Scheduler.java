@@ -199,6 +199,7 @@ final class Scheduler {
         }
         if (pp != null) {
             s.trackRunnable(gp, pp.cheaprand());
+            gp.chained = mp.curg != null; // a goroutine hands off; a timer or the poller does not
             s.runqput(pp, gp, true);
         } else {
             s.trackRunnable(gp, ThreadLocalRandom.current().nextInt());
@@ -395,6 +396,7 @@ final class Scheduler {
         if (Trace.on) {
             Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, curg.goid);
         }
+        newg.chained = true;
         runqput(pp, newg, true);
         wakep();
     }
@@ -407,6 +409,7 @@ final class Scheduler {
         gp.body = fn;
         gp.coroutine = new Coroutine(gp);
         gp.preempt = false;
+        gp.chained = false;
         gp.param = null;
         gp.setSelectDone(0);
         gp.waitreason = 0;
@@ -629,11 +632,83 @@ final class Scheduler {
                 resetspinning(mp);
             }
             boolean inheritTime = mp.inheritTime;
+            if (inheritTime && gp.chained && sliceExpired(mp.p)) {
+                // The chain of hand-offs used up its slice: preempt it here, its next G goes to
+                // the global queue's tail as a preempted one would (gopreempt_m), and the P
+                // looks for other work. See "The quantum without sysmon".
+                P pp = mp.p;
+                pp.count(P.C_PREEMPTIONS);
+                trackRunnable(gp, pp.cheaprand());
+                if (Trace.on) {
+                    Trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
+                }
+                globrunqputLocked(gp);
+                wakep();
+                continue;
+            }
             while (gp != null) {
                 gp = execute(mp, gp, inheritTime);
                 inheritTime = true;
             }
         }
+    }
+
+    /*
+     * The quantum without sysmon. Go's slice ends when sysmon sees the same schedtick for 10 ms
+     * (retake). sysmon is a thread like any other to the OS, and on a loaded machine it may not
+     * run for a long time: measured on this 2-core box at load 10-17, a 20 us parkNanos of sysmon
+     * returned after 170 ms, while the M running a ping-pong pair (Go's TestPingPongHog) ran all
+     * along, so the pair kept the only P for the whole 100 ms window and the other pair got one
+     * turn (81,000,000 against 1,000; about 1 run in 40 on a fresh JVM, where warm-up keeps
+     * the machine busiest). Go's sysmon is exposed the same way in principle, but its process has
+     * no JIT and no GC threads competing with it, and its async preemption stops a hog at
+     * sysmon's next tick; here nothing stops a chain of runnext hand-offs until sysmon runs.
+     *
+     * So the M itself also looks at the slice where a chain hands off (a runnext G about to
+     * inherit it): at every hand-off when hand-offs come more than quantum/16 apart (a pair doing
+     * real work per turn), else at every 8th (a fast chain: one clock read, about 25 ns, per 8
+     * hand-offs). A slice began no later than the first look at it, the M's or sysmon's. Once it
+     * is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a slice
+     * 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
+     * the G it was about to hand the P to goes to the global queue, where sysmon's preemption
+     * would have sent the running G. A backstop, not a second sysmon: while sysmon runs, slices
+     * end as in Go (a G woken by a timer still runs at once on the slice it inherits). The M runs
+     * exactly when the chain does, so a slice ends within two quanta plus a few hand-offs
+     * whatever the OS does to sysmon. Only goroutine-to-goroutine hand-offs count (G.chained): a
+     * G a timer or the poller readied into runnext is not part of the chain of the G preempted
+     * before it, and runs at once as in Go. Only with sysmon on (a runtime without sysmon does not
+     * preempt at all), and on sysmon's clock (SchedulerConfig.nanoClock).
+     */
+
+    /** Every this many runnext hand-offs the owner of a P reads the clock (a power of two). */
+    static final int HANDOFF_CLOCK_PERIOD = 8;
+
+    /**
+     * Whether the time slice of pp, which its M is about to pass on through runnext to a G a
+     * goroutine handed off to (G.chained), is used up (see "The quantum without sysmon").
+     * Executed only by the owner of pp.
+     */
+    private boolean sliceExpired(P pp) {
+        if (--pp.handoffs > 0 || sched.quantumNanos == 0) {
+            return false;
+        }
+        long now = sched.config.nanoClock().getAsLong();
+        // Hand-offs far apart (a pair doing real work per turn) are each looked at; a fast chain
+        // is sampled. Either way a look comes at most a few hand-offs after the quantum.
+        pp.handoffs = now - pp.handoffClock < sched.quantumNanos / 16 ? HANDOFF_CLOCK_PERIOD : 1;
+        pp.handoffClock = now;
+        long tick = pp.schedtick();
+        if (pp.sliceTick != tick) {
+            pp.sliceTick = tick;
+            pp.sliceSeen = now;
+        }
+        // The slice began no later than the first look at it, ours or sysmon's (sysmon's fields
+        // are its own, read racily here: a stale pair only makes this look later, never earlier).
+        long seen = pp.sliceSeen;
+        if (pp.sysmonSchedtick == tick && pp.sysmonSchedwhen < seen) {
+            seen = pp.sysmonSchedwhen;
+        }
+        return now - seen >= 2 * sched.quantumNanos;
     }
 
     /**
