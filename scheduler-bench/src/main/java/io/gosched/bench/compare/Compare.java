@@ -150,6 +150,12 @@ public final class Compare {
                 // Every JVM peer gets the same flags; each uses only its own.
                 cmd.add("-Djdk.virtualThreadScheduler.parallelism=" + procs);
                 cmd.add("-Dkotlinx.coroutines.scheduler.core.pool.size=" + procs);
+                if (peer.equals("gosched")) {
+                    // What GoRuntime.start requires (a fresh Thread.currentThread() in goroutine
+                    // code). Only for gosched: it makes every currentThread() call a native
+                    // call, a cost the other peers do not need to pay.
+                    cmd.addAll(io.gosched.runtime.SafeJvm.OPTIONS);
+                }
                 if (o.jfrDir != null) {
                     cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                             + o.jfrDir.resolve(peer + "-p" + procs + ".jfr").toAbsolutePath());
