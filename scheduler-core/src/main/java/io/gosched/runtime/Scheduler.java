@@ -63,14 +63,23 @@ final class Scheduler {
      * request is cooperative: sysmon sets G.preempt, and every safe point (Go.checkpoint, every
      * channel, timer, sync and syscall operation) reads it with one volatile load and yields
      * to the global queue when set. What happens to a G that never reaches a safe point is
-     * described in Sysmon.
+     * described in Sysmon; what happens when sysmon itself gets no CPU, in "The quantum without
+     * sysmon" below.
      *
      * Syscalls. Go.syscall marks the P SYSCALL and the M lets go of it (entersyscall); on
      * return the M takes the same P back if nobody retook it (CAS SYSCALL -> RUNNING), else any
-     * idle P, else the G goes to the global queue and the M parks (exitsyscall0).
+     * idle P, else the G goes to the global queue and the M parks (exitsyscall0). A goroutine
+     * operation made inside the blocking code leaves the syscall for its duration and enters it
+     * again afterwards (syscallCallback, Go's cgocallbackg).
+     *
+     * The current thread. Goroutine frames never ask Thread.currentThread() for the runtime's
+     * own purposes: getg() takes the G from the mounted continuation and the M from the G (see
+     * M). User code does, and needs the JVM option SafeJvm names; GoRuntime.start checks it.
      *
      * Rejected approaches. (1) Virtual threads with a custom scheduler: the JDK's scheduler
-     * hook gives no runnext, no per-carrier queues we own, and no syscall hand-off. (2) One
+     * hook gives no runnext, no per-carrier queues we own, and no syscall hand-off; measured,
+     * its park/unpark floor alone is about what a whole gosched hand-off costs (see
+     * docs/scheduler.md, "The current thread"). (2) One
      * queue per M instead of per P: Go's point is that run queues survive their M blocking.
      * (3) A LinkedBlockingQueue for the global queue: it would add a second lock next to
      * sched.lock that guards the idle lists the global queue is always checked with.
