@@ -2,24 +2,15 @@ package io.gosched.web.page;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.runtime.GoRuntime;
 import io.gosched.web.security.LocalIdentityProvider;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.Select;
-import org.openqa.selenium.support.ui.WebDriverWait;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -29,7 +20,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * jobs:write.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class LivePageWithJwtBrowserTest {
+class LivePageWithJwtBrowserTest extends LivePageSession {
 
     static final LocalIdentityProvider IDP = LocalIdentityProvider.start();
 
@@ -43,29 +34,9 @@ class LivePageWithJwtBrowserTest {
         IDP.close();
     }
 
-    @LocalServerPort
-    int port;
-
-    @Autowired
-    GoRuntime runtime;
-
-    @TempDir
-    Path profile;
-
-    private ChromeDriver driver;
-
-    @AfterEach
-    void quit() {
-        if (driver != null) {
-            driver.quit();
-        }
-    }
-
     @Test
     void aTokenWithoutTheScopeIsNamedAndAnotherCanBeGiven() throws Exception {
-        driver = Chromium.start(profile);
-        WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
-        driver.get("http://127.0.0.1:" + port + "/");
+        openLivePage();
         wait.until(d -> d.findElement(By.id("token")).isDisplayed());
 
         enterToken(IDP.token(List.of("openid")));

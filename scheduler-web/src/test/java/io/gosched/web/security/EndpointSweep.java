@@ -1,10 +1,12 @@
 package io.gosched.web.security;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,6 +14,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -57,7 +63,7 @@ final class EndpointSweep {
 
     /** The operations of the served document (fetched without credentials: it is public). */
     List<Operation> operations() throws IOException, InterruptedException {
-        Response r = send("GET", "/v3/api-docs", null, false, Duration.ofSeconds(60)); // built on first request: slow on a busy machine
+        Response r = send("GET", "/v3/api-docs", null, false, Duration.ofSeconds(60), Duration.ofSeconds(60)); // built on first request: slow on a busy machine
         if (r.status() != 200) {
             throw new AssertionError("GET /v3/api-docs answered " + r.status() + ": " + r.body());
         }
@@ -201,10 +207,11 @@ final class EndpointSweep {
     }
 
     Response send(String method, String rawPath, String authorization, boolean body) throws IOException, InterruptedException {
-        return send(method, rawPath, authorization, body, Duration.ofSeconds(20));
+        return send(method, rawPath, authorization, body, Duration.ofSeconds(20), Duration.ofSeconds(5));
     }
 
-    Response send(String method, String rawPath, String authorization, boolean body, Duration timeout)
+    /** {@code timeout} for the answer's headers, {@code bodyTimeout} for its body (a refusal's is short; a stream never ends). */
+    Response send(String method, String rawPath, String authorization, boolean body, Duration timeout, Duration bodyTimeout)
             throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + rawPath)).timeout(timeout)
                 .method(method, body ? HttpRequest.BodyPublishers.ofString("{}") : HttpRequest.BodyPublishers.noBody());
@@ -214,10 +221,36 @@ final class EndpointSweep {
         if (authorization != null) {
             b.header("Authorization", authorization);
         }
-        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<InputStream> r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
         Map<String, String> headers = new LinkedHashMap<>();
         r.headers().map().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), String.join(", ", v)));
-        return new Response(r.statusCode(), headers, r.body());
+        return new Response(r.statusCode(), headers, readBounded(r.body(), bodyTimeout));
+    }
+
+    /**
+     * The body, read for at most {@code timeout}: a request that got through to a stream (SSE)
+     * would otherwise never end. Such a body is marked, and the stream closed.
+     */
+    private static String readBounded(InputStream in, Duration timeout) throws InterruptedException {
+        CompletableFuture<String> text = CompletableFuture.supplyAsync(() -> {
+            try (in) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return "(body unreadable: " + e + ")";
+            }
+        });
+        try {
+            return text.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // closing is all we can do
+            }
+            return "(body still streaming after " + timeout.toSeconds() + " s: a stream was opened)";
+        } catch (ExecutionException e) {
+            return "(body unreadable: " + e.getCause() + ")";
+        }
     }
 
     private static String join(String[] seg, int at, String replacement) {
