@@ -1,5 +1,7 @@
 package io.gosched.api.security;
 
+import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 
 import io.gosched.api.ApiProperties;
@@ -14,6 +16,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.security.oauth2.server.resource.autoconfigure.reactive.JwkSetUriReactiveJwtDecoderBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
@@ -41,6 +44,7 @@ import org.springframework.security.web.server.util.matcher.PathPatternParserSer
 import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatcher;
 import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.reactive.UrlBasedCorsConfigurationSource;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Authentication and authorization of the service on Spring Security: one
@@ -66,6 +70,9 @@ public class ApiSecurityAutoConfiguration {
 
     static final String JWT_PREFIX = "spring.security.oauth2.resourceserver.jwt";
 
+    /** Nimbus's default for its blocking JWK source: the set is fetched at most this often. */
+    static final Duration JWK_SET_MIN_REFRESH = Duration.ofSeconds(30);
+
     @Bean
     public AccessRules goschedAccessRules(ApiSecurityProperties properties, Environment env) {
         AccessRules.Paths defaults = AccessRules.Paths.defaults();
@@ -80,6 +87,16 @@ public class ApiSecurityAutoConfiguration {
     @Bean
     public OpenApiDocument goschedOpenApiDocument(AccessRules rules, ApiSecurityProperties properties) {
         return new OpenApiDocument(rules, properties.tokenUrl());
+    }
+
+    /**
+     * Boot builds the JWT decoder from {@code spring.security.oauth2.resourceserver.jwt.*}; its
+     * HTTP client fetches the identity provider's keys at most once every 30 s ({@link JwkSetFetchLimit}).
+     */
+    @Bean
+    public JwkSetUriReactiveJwtDecoderBuilderCustomizer goschedJwkSetFetchLimit() {
+        return builder -> builder.webClient(WebClient.builder()
+                .filter(new JwkSetFetchLimit(JWK_SET_MIN_REFRESH, Clock.systemUTC())).build());
     }
 
     /** Spring's strict firewall, named here so that nobody swaps it for a lenient one by accident. */

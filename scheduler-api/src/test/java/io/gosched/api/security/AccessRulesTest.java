@@ -45,6 +45,9 @@ class AccessRulesTest {
             "GET,    /actuator/metrics,               scheduler:admin",
             "GET,    /actuator/env,                   scheduler:admin"})
     void oneScope(String method, String path, String scope) {
+        // By a rule of its own or its prefix's, not by the catch-all (which would give admin to anything).
+        assertThat(rules.ruleFor(org.springframework.http.server.PathContainer.parsePath(path)).orElseThrow().unclassified())
+                .as("%s is covered by a deliberate rule", path).isFalse();
         Access a = rules.accessFor(HttpMethod.valueOf(method), path);
         assertThat(a.kind()).isEqualTo(Access.Kind.SCOPE);
         assertThat(a.allOf()).hasSize(1);

@@ -6,6 +6,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -221,7 +222,13 @@ final class EndpointSweep {
         if (authorization != null) {
             b.header("Authorization", authorization);
         }
-        HttpResponse<InputStream> r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> r;
+        try {
+            r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (HttpTimeoutException e) {
+            throw new HttpTimeoutException("no answer in " + timeout.toSeconds() + " s to " + method + " " + rawPath
+                    + (authorization == null ? " without credentials" : " with " + authorization.substring(0, Math.min(40, authorization.length())) + "..."));
+        }
         Map<String, String> headers = new LinkedHashMap<>();
         r.headers().map().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), String.join(", ", v)));
         return new Response(r.statusCode(), headers, readBounded(r.body(), bodyTimeout));

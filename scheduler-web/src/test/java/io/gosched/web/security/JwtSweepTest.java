@@ -138,6 +138,26 @@ class JwtSweepTest {
         assertThat(calls.drain()).isEmpty();
     }
 
+    /**
+     * A client inventing key ids cannot make each of its requests a call to the identity provider:
+     * the JWK set is fetched at most once per 30 s, and such tokens are refused from it at once.
+     */
+    @Test
+    void inventedKeyIdsDoNotMakeEachRequestAFetchOfTheKeys() throws Exception {
+        EndpointSweep sweep = new EndpointSweep(port, calls);
+        assertThat(sweep.send("GET", "/api/v1/jobs", "Bearer " + IDP.token(List.of("jobs:read")), false).status()).isEqualTo(200);
+        calls.drain(); // that one was meant to get through: the keys are fetched and cached now
+        int before = IDP.jwksRequests();
+        for (int i = 0; i < 30; i++) {
+            EndpointSweep.Response r = sweep.send("GET", "/api/v1/jobs", "Bearer " + IDP.tokenWithUnknownKeyId(List.of("jobs:read")), false);
+            assertThat(r.status()).isEqualTo(401);
+            assertThat(r.body()).contains("urn:gosched:problem:invalid-token");
+        }
+        // One refresh may fall due during the loop; without the limit it would be 30.
+        assertThat(IDP.jwksRequests() - before).as("JWK set fetches for 30 tokens with unknown key ids").isLessThanOrEqualTo(1);
+        assertThat(calls.drain()).isEmpty();
+    }
+
     /** The same claims with {@code alg: none} and no signature. */
     static String unsigned(String jwt) {
         String[] parts = jwt.split("\\.");

@@ -101,6 +101,18 @@ public final class LocalIdentityProvider implements AutoCloseable {
         return sign(stranger, claims(scopes).build());
     }
 
+    /** A token signed by an unpublished key under a key id never seen before: the service must look the id up. */
+    public String tokenWithUnknownKeyId(Collection<String> scopes) {
+        try {
+            SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(UUID.randomUUID().toString()).build(),
+                    claims(scopes).build());
+            jwt.sign(new RSASSASigner(stranger.toRSAPrivateKey()));
+            return jwt.serialize();
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private JWTClaimsSet.Builder claims(Collection<String> scopes) {
         Instant now = Instant.now();
         return new JWTClaimsSet.Builder().issuer(issuer).subject("test-client").audience(AUDIENCE)
