@@ -26,6 +26,15 @@ class ErrGroupTest {
     static final Exception ERR2 = new Exception("errgroup_test: 2");
     static final Exception ERR_DOOM = new Exception("group_test: doomed");
 
+    /** The table TestWithContext and TestCancelCause share: the tasks' errors and the first one. */
+    record Case(List<Exception> errs, Exception want) {}
+
+    static final List<Case> DOOM_CASES = List.of(
+            new Case(List.of(), null),
+            new Case(Arrays.asList((Exception) null), null),
+            new Case(List.of(ERR_DOOM), ERR_DOOM),
+            new Case(Arrays.asList(ERR_DOOM, null), ERR_DOOM));
+
     /** A task that throws err, or returns normally for null. */
     static Object result(Exception err) throws Exception {
         if (err != null) {
@@ -62,14 +71,8 @@ class ErrGroupTest {
     /** Go: TestWithContext. await returns the first error, and the derived context is done afterwards. */
     @Test
     void testWithContext() throws Exception {
-        record Case(List<Exception> errs, Exception want) {}
-        List<Case> cases = List.of(
-                new Case(List.of(), null),
-                new Case(Arrays.asList((Exception) null), null),
-                new Case(List.of(ERR_DOOM), ERR_DOOM),
-                new Case(Arrays.asList(ERR_DOOM, null), ERR_DOOM));
         GoTesting.runGo(2, () -> {
-            for (Case tc : cases) {
+            for (Case tc : DOOM_CASES) {
                 ErrGroup g = ErrGroup.withContext(Context.background());
                 Context ctx = g.context();
                 for (Exception err : tc.errs()) {
@@ -175,14 +178,8 @@ class ErrGroupTest {
     /** Go: TestCancelCause. The context's cause is the first error, or CANCELED when there was none. */
     @Test
     void testCancelCause() throws Exception {
-        record Case(List<Exception> errs, Exception want) {}
-        List<Case> cases = List.of(
-                new Case(List.of(), null),
-                new Case(Arrays.asList((Exception) null), null),
-                new Case(List.of(ERR_DOOM), ERR_DOOM),
-                new Case(Arrays.asList(ERR_DOOM, null), ERR_DOOM));
         GoTesting.runGo(2, () -> {
-            for (Case tc : cases) {
+            for (Case tc : DOOM_CASES) {
                 ErrGroup g = ErrGroup.withContext(Context.background());
                 for (Exception err : tc.errs()) {
                     g.tryGo(() -> result(err));

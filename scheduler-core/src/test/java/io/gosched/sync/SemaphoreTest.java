@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongPredicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,20 +73,28 @@ class SemaphoreTest {
         assertThat(w.tryAcquire(1)).as("a failed release leaves the semaphore unchanged").isTrue();
     }
 
+    /**
+     * The sequence TestWeightedTryAcquire and TestWeightedAcquire share, on a semaphore of size
+     * 2: hold 1, try 1 twice (true, false), release 2, try 1 (true), hold 1, try 1 (false).
+     */
+    static List<Boolean> tries(Semaphore sem, LongPredicate tryAcquire) {
+        Context ctx = Context.background();
+        List<Boolean> tries = new ArrayList<>();
+        sem.acquire(ctx, 1);
+        tries.add(tryAcquire.test(1));
+        tries.add(tryAcquire.test(1));
+        sem.release(2);
+        tries.add(tryAcquire.test(1));
+        sem.acquire(ctx, 1);
+        tries.add(tryAcquire.test(1));
+        return tries;
+    }
+
     /** Go: TestWeightedTryAcquire. */
     @Test
     void testWeightedTryAcquire() {
-        Context ctx = Context.background();
         Semaphore sem = new Semaphore(2);
-        List<Boolean> tries = new ArrayList<>();
-        sem.acquire(ctx, 1);
-        tries.add(sem.tryAcquire(1));
-        tries.add(sem.tryAcquire(1));
-        sem.release(2);
-        tries.add(sem.tryAcquire(1));
-        sem.acquire(ctx, 1);
-        tries.add(sem.tryAcquire(1));
-        assertThat(tries).containsExactly(true, false, true, false);
+        assertThat(tries(sem, sem::tryAcquire)).containsExactly(true, false, true, false);
     }
 
     /** Go: TestWeightedAcquire. An acquire that would wait gives up with its context's deadline. */
@@ -95,7 +104,7 @@ class SemaphoreTest {
         mode.run(2, () -> {
             Context ctx = Context.background();
             Semaphore sem = new Semaphore(2);
-            java.util.function.LongPredicate tryAcquire = n -> {
+            LongPredicate tryAcquire = n -> {
                 CancelContext c = Context.withTimeout(ctx, Duration.ofMillis(10));
                 try {
                     sem.acquire(c, n);
@@ -107,15 +116,7 @@ class SemaphoreTest {
                     c.cancel();
                 }
             };
-            List<Boolean> tries = new ArrayList<>();
-            sem.acquire(ctx, 1);
-            tries.add(tryAcquire.test(1));
-            tries.add(tryAcquire.test(1));
-            sem.release(2);
-            tries.add(tryAcquire.test(1));
-            sem.acquire(ctx, 1);
-            tries.add(tryAcquire.test(1));
-            assertThat(tries).as("%s", mode).containsExactly(true, false, true, false);
+            assertThat(tries(sem, tryAcquire)).as("%s", mode).containsExactly(true, false, true, false);
             assertThat(sem.waiters()).as("a timed-out acquire leaves the queue").isZero();
         });
     }

@@ -43,6 +43,18 @@ class PreemptAgentIT {
                 .doesNotContain(ColdHog.class.getName(), PreemptAgentIT.class.getName(), GoRuntime.class.getName());
     }
 
+    /** Sets st.stop after millis, from a platform thread (a goroutine might never get to run). */
+    static void stopAfter(Hog.Stop st, long millis) {
+        Thread.ofPlatform().daemon(true).start(() -> {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            st.stop = true;
+        });
+    }
+
     /** What one hog-plus-ticker run saw. */
     record Run(long ticks, long hogIterations, long elapsedNanos, SchedStats before, SchedStats after) {
         long preemptions() {
@@ -76,14 +88,7 @@ class PreemptAgentIT {
                     iterations.set(instrumented ? Hog.spin(st) : ColdHog.spin(st));
                     wg.done();
                 });
-                Thread.ofPlatform().daemon(true).start(() -> {
-                    try {
-                        Thread.sleep(1000);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    st.stop = true;
-                });
+                stopAfter(st, 1000);
                 long ticks = 0;
                 while (!st.stop) {
                     ticker.c().recv();
@@ -199,14 +204,7 @@ class PreemptAgentIT {
                         wg.done();
                     });
                 }
-                Thread.ofPlatform().daemon(true).start(() -> {
-                    try {
-                        Thread.sleep(1000);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    st.stop = true;
-                });
+                stopAfter(st, 1000);
                 wg.await();
                 return it;
             });
