@@ -135,6 +135,7 @@ class ContextTest {
             public Chan<?> done() { return real.done(); }
             public RuntimeException err() { return real.err(); }
             public java.util.Optional<Instant> deadline() { return java.util.Optional.empty(); }
+            public Object value(Object key) { return null; } // carries no values: watched, not linked
         };
         CancelContext child = Context.withCancel(foreign);
         real.cancel();
