@@ -33,7 +33,10 @@ public interface ChannelDirectory {
      */
     ChannelHome register(String name, int capacity, Instant createdAt);
 
-    /** Removes the record of a channel that lives here; false if it did not (or no longer does). */
+    /**
+     * Removes the record of a channel that lives here, or of a lost one (its home is gone, so any
+     * node may delete it); false if it lives on another running node or is not recorded.
+     */
     boolean unregister(String name);
 
     /** Where {@code name} lives, or empty if no such channel is recorded. */

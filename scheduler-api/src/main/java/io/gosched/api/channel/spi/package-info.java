@@ -6,7 +6,8 @@
  * semantics (rendezvous, FIFO waiters, close waking everyone) stay exact. The
  * {@link io.gosched.api.channel.spi.ChannelDirectory} records homes cluster-wide and forwards
  * send, recv and close from any node to the home, which runs them on its
- * {@link io.gosched.api.channel.spi.LocalChannels} with the caller's timeout. The exactly-once
+ * {@link io.gosched.api.channel.spi.LocalChannels} with the caller's timeout and the same withdrawal rule
+ * as {@code ChannelService} ({@code future.cancel(false)} decides, atomically). The exactly-once
  * rules of the embedded {@code ChannelService} hold across nodes:
  * <ul>
  * <li>a send answered {@code sent:false} was withdrawn at the home and is never delivered; a send
