@@ -120,7 +120,8 @@ public final class ClusterConnection implements AutoCloseable {
             sleep(Duration.ofMillis(500));
         } while (System.nanoTime() - deadline < 0);
         throw new IllegalStateException("gosched.cluster.nats.url: cannot reach NATS at " + properties.nats().url() + " within "
-                + properties.connectTimeout() + " (gosched.cluster.connect-timeout): " + (last == null ? "" : last.getMessage()), last);
+                + properties.connectTimeout().toMillis() + " ms (gosched.cluster.connect-timeout): "
+                + (last == null ? "" : last.getMessage()), last);
     }
 
     /** Fails start-up clearly when the server runs without JetStream (started without -js). */
@@ -259,7 +260,7 @@ public final class ClusterConnection implements AutoCloseable {
         }
     }
 
-    static void sleep(Duration d) {
+    public static void sleep(Duration d) {
         try {
             Thread.sleep(d);
         } catch (InterruptedException e) {

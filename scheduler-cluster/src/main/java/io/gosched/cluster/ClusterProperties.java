@@ -117,7 +117,7 @@ public record ClusterProperties(
     }
 
     /** Host name and pid, made fit for a subject token: {@code web-1-4711}. */
-    static String defaultNodeId() {
+    public static String defaultNodeId() {
         String host = System.getenv("HOSTNAME");
         if (host == null || host.isBlank()) {
             try {

@@ -96,24 +96,34 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
         });
     }
 
+    /**
+     * Resumes the index feed from the last revision seen. Right after a fail-over the stream may
+     * still be electing its leader, so it tries for a while before leaving recovery to jnats.
+     */
     private void resumeIndexFeed() {
-        long from;
-        synchronized (feedLock) {
-            from = indexRevision + 1;
-        }
-        try {
-            NatsKeyValueWatchSubscription old = indexFeed;
-            indexFeed = jobs.watchAll(new IndexFeed(), from);
-            try {
-                old.unsubscribe();
-            } catch (RuntimeException e) {
-                // already gone with the old connection's state
+        for (int attempt = 1; attempt <= 20 && conn.isUp(); attempt++) {
+            long from;
+            synchronized (feedLock) {
+                from = indexRevision + 1;
             }
-        } catch (IOException | JetStreamApiException | RuntimeException e) {
-            log.warn("cluster mode: could not resume the job index from revision " + from + "; jnats' own watch recovery takes over", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            try {
+                NatsKeyValueWatchSubscription old = indexFeed;
+                indexFeed = jobs.watchAll(new IndexFeed(), from);
+                try {
+                    old.unsubscribe();
+                } catch (RuntimeException e) {
+                    // already gone with the old connection's state
+                }
+                return;
+            } catch (IOException | JetStreamApiException | RuntimeException e) {
+                log.debug("resuming the job index from revision " + from + " failed (attempt " + attempt + "): " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            ClusterConnection.sleep(java.time.Duration.ofSeconds(1));
         }
+        log.warn("cluster mode: could not resume the job index after a reconnect; jnats' own watch recovery takes over");
     }
 
     /**
