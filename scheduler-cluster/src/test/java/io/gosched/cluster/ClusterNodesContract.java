@@ -1,43 +1,15 @@
 package io.gosched.cluster;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-import io.gosched.cluster.testing.NatsFixture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import static io.gosched.cluster.TestNodes.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Heartbeats and the leader against a real NATS server: a stopped node is gone within its TTL, and leadership moves on. */
-abstract class ClusterNodesContract {
-
-    @TempDir
-    Path dir;
-    NatsFixture nats;
-    TestNodes nodes;
-
-    abstract NatsFixture startNats(Path dir);
-
-    @BeforeEach
-    void startServer() {
-        nats = startNats(dir);
-        nodes = new TestNodes(nats);
-    }
-
-    @AfterEach
-    void stopServer() {
-        if (nodes != null) {
-            nodes.close();
-        }
-        if (nats != null) {
-            nats.close();
-        }
-    }
+abstract class ClusterNodesContract extends NatsTestBase {
 
     ClusterNodes start(String id) {
         return nodes.track(ClusterNodes.start(nodes.connect(id)));

@@ -9,7 +9,7 @@ import io.gosched.cluster.testing.NatsServer;
 class ClusterNodesTest extends ClusterNodesContract {
 
     @Override
-    NatsFixture startNats(Path dir) {
+    protected NatsFixture startNats(Path dir) {
         return NatsServer.start(dir);
     }
 }

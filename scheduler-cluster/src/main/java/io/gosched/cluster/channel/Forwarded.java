@@ -44,6 +44,12 @@ final class Forwarded {
     /** A forwarded operation. {@code value} may be a JSON null (a value); Java null means none. */
     record Request(String op, String id, String channel, String incarnation, Long timeoutMs, JsonNode value) {
 
+        /** A new operation on {@code home}'s channel, with a fresh request id. */
+        static Request to(io.gosched.api.channel.spi.ChannelHome home, String op, Long timeoutMs, JsonNode value) {
+            return new Request(op, java.util.UUID.randomUUID().toString(), home.name(), home.incarnation(), timeoutMs, value);
+        }
+
+        /** The follow-up ({@code confirm}, {@code return}, {@code cancel}) of this operation. */
         Request withOp(String other) {
             return new Request(other, id, channel, incarnation, null, null);
         }

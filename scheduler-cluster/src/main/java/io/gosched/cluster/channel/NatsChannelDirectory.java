@@ -7,7 +7,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -262,8 +261,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     @Override
     public Mono<ChannelOutcome.Send> send(ChannelHome home, JsonNode value, Duration timeout) {
-        Forwarded.Request req = new Forwarded.Request(Forwarded.SEND, UUID.randomUUID().toString(), home.name(), home.incarnation(),
-                timeout.toMillis(), value);
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.SEND, timeout.toMillis(), value);
         AtomicBoolean answered = new AtomicBoolean();
         return call(home, req, timeout)
                 .map(r -> {
@@ -281,8 +279,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     @Override
     public Mono<ChannelOutcome.Recv> recv(ChannelHome home, Duration timeout) {
-        Forwarded.Request req = new Forwarded.Request(Forwarded.RECV, UUID.randomUUID().toString(), home.name(), home.incarnation(),
-                timeout.toMillis(), null);
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.RECV, timeout.toMillis(), null);
         AtomicBoolean answered = new AtomicBoolean();
         return call(home, req, timeout)
                 .map(r -> {
@@ -308,15 +305,13 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     @Override
     public Mono<Void> close(ChannelHome home) {
-        Forwarded.Request req = new Forwarded.Request(Forwarded.CLOSE, UUID.randomUUID().toString(), home.name(), home.incarnation(),
-                null, null);
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.CLOSE, null, null);
         return call(home, req, Duration.ZERO).doOnNext(r -> check(home, r)).then();
     }
 
     @Override
     public Mono<Optional<ChannelOutcome.State>> describe(ChannelHome home) {
-        Forwarded.Request req = new Forwarded.Request(Forwarded.DESCRIBE, UUID.randomUUID().toString(), home.name(), home.incarnation(),
-                null, null);
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.DESCRIBE, null, null);
         return call(home, req, Duration.ZERO).map(r -> {
             if (Forwarded.NOT_FOUND.equals(r.status())) {
                 return Optional.<ChannelOutcome.State>empty();

@@ -13,11 +13,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.gosched.api.error.BackendFullException;
 import io.gosched.api.job.JobSpec;
 import io.gosched.api.job.spi.JobLease;
 import io.gosched.api.job.spi.JobQueue;
 import io.gosched.api.job.spi.JobTicket;
-import io.gosched.api.job.spi.QueueFullException;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterMetrics;
@@ -72,7 +72,7 @@ import org.apache.commons.logging.LogFactory;
  *     duplicate window covers a publish retried after a lost answer, and the pump's re-publish
  *     of a delayed ticket after a crash.</li>
  * <li><b>NATS cannot be filled</b>: the stream has {@code max-queue-bytes} with discard-new, so
- *     a full queue refuses the submission ({@link QueueFullException}, 429) instead of growing
+ *     a full queue refuses the submission ({@link BackendFullException}, 429) instead of growing
  *     or dropping old tickets.</li>
  * </ul>
  * Thread-safe.
@@ -212,8 +212,10 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
             }
         });
         kickDispatcher.subscribe(ClusterLayout.KICK_SUBJECT);
-        workers.add(Thread.ofPlatform().name("gosched-delay-pump").daemon(true).start(this::pumpLoop));
-        workers.add(Thread.ofPlatform().name("gosched-dead-letters").daemon(true).start(this::deadLetterLoop));
+        workers.add(Thread.ofPlatform().name("gosched-delay-pump").daemon(true)
+                .start(() -> workerLoop("delay pump", delayed, BATCH, () -> true, this::pumpOne)));
+        workers.add(Thread.ofPlatform().name("gosched-dead-letters").daemon(true)
+                .start(() -> workerLoop("dead letters", dead, 16, () -> lostHandler != null, this::deadLetter)));
         infoPoller.scheduleWithFixedDelay(this::refreshInfo, 0, 2, TimeUnit.SECONDS);
     }
 
@@ -237,8 +239,8 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
                     PublishOptions.builder().messageId(messageId).expectedStream(ClusterLayout.JOBS_STREAM).build());
         } catch (JetStreamApiException e) {
             if (isFull(e)) {
-                throw new QueueFullException("the cluster's job queue is full (gosched.cluster.max-queue-bytes = "
-                        + props.maxQueueBytes() + ")", Duration.ofSeconds(5));
+                throw new BackendFullException("NATS at " + props.nats().url(), "the cluster's job queue is full"
+                        + " (gosched.cluster.max-queue-bytes = " + props.maxQueueBytes() + ")", Duration.ofSeconds(5));
             }
             throw new IllegalStateException("NATS refused job ticket " + messageId + ": " + e.getMessage(), e);
         } catch (IOException | IllegalStateException e) {
@@ -371,19 +373,23 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
 
     // ---------------------------------------------------------------- delayed tickets
 
-    /** The delay pump. Executed only by its own platform thread; ends when the queue closes. */
-    private void pumpLoop() {
+    /**
+     * The loop of a background worker (the delay pump, the dead-letter worker): fetch from
+     * {@code from} and handle each message while the queue is open. Executed only by the
+     * worker's own platform thread; ends when the queue closes or the thread is interrupted.
+     */
+    private void workerLoop(String what, ConsumerContext from, int batch, java.util.function.BooleanSupplier ready, OnMessage each) {
         while (running) {
             try {
-                if (!conn.isUp()) {
+                if (!conn.isUp() || !ready.getAsBoolean()) {
                     pause(200);
                     continue;
                 }
-                fetch(delayed, BATCH, IDLE_WAIT_MS, this::pumpOne);
+                fetch(from, batch, IDLE_WAIT_MS, each);
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
-                log.warn("delay pump: " + e.getMessage(), e);
+                log.warn(what + ": " + e.getMessage(), e);
                 pause(500);
             }
         }
@@ -419,24 +425,6 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     @Override
     public void onLost(LostHandler handler) {
         this.lostHandler = handler;
-    }
-
-    /** The dead-letter worker. Executed only by its own platform thread; ends when the queue closes. */
-    private void deadLetterLoop() {
-        while (running) {
-            try {
-                if (!conn.isUp() || lostHandler == null) {
-                    pause(200);
-                    continue;
-                }
-                fetch(dead, 16, IDLE_WAIT_MS, this::deadLetter);
-            } catch (InterruptedException e) {
-                return;
-            } catch (RuntimeException e) {
-                log.warn("dead letters: " + e.getMessage(), e);
-                pause(500);
-            }
-        }
     }
 
     private void deadLetter(Message advisory) {

@@ -12,10 +12,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.gosched.api.error.BackendFullException;
 import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
-import io.gosched.api.job.spi.StoreFullException;
 import io.gosched.api.job.spi.Versioned;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
@@ -158,18 +158,9 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
 
     @Override
     public Optional<Versioned<JobRecord>> create(JobRecord job) {
-        conn.check();
-        try {
-            long rev = jobs.create(job.id(), JobRecordCodec.encode(job));
-            return Optional.of(new Versioned<>(job, rev));
-        } catch (JetStreamApiException e) {
-            if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
-                return Optional.empty();
-            }
-            throw refused("create of job " + job.id(), e);
-        } catch (IOException | IllegalStateException e) {
-            throw conn.translate("create of job " + job.id(), e);
-        }
+        byte[] value = JobRecordCodec.encode(job);
+        long rev = conditional("create of job " + job.id(), () -> jobs.create(job.id(), value));
+        return rev < 0 ? Optional.empty() : Optional.of(new Versioned<>(job, rev));
     }
 
     @Override
@@ -186,33 +177,40 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
 
     @Override
     public Optional<Versioned<JobRecord>> replace(JobRecord next, long expectedRevision) {
-        conn.check();
-        try {
-            long rev = jobs.update(next.id(), JobRecordCodec.encode(next), expectedRevision);
-            return Optional.of(new Versioned<>(next, rev));
-        } catch (JetStreamApiException e) {
-            if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
-                return Optional.empty();
-            }
-            throw refused("update of job " + next.id(), e);
-        } catch (IOException | IllegalStateException e) {
-            throw conn.translate("update of job " + next.id(), e);
-        }
+        byte[] value = JobRecordCodec.encode(next);
+        long rev = conditional("update of job " + next.id(), () -> jobs.update(next.id(), value, expectedRevision));
+        return rev < 0 ? Optional.empty() : Optional.of(new Versioned<>(next, rev));
     }
 
     @Override
     public boolean remove(String id, long expectedRevision) {
+        return conditional("removal of job " + id, () -> {
+            jobs.delete(id, expectedRevision);
+            return 0;
+        }) >= 0;
+    }
+
+    /** A KV write that the server refuses when the key is not at the revision it names. */
+    @FunctionalInterface
+    private interface ConditionalWrite {
+        long write() throws IOException, JetStreamApiException;
+    }
+
+    /**
+     * Runs a compare-and-set write: its new revision, or -1 when the key moved on (another write
+     * came first, or the key exists for a create, or is gone).
+     */
+    private long conditional(String what, ConditionalWrite w) {
         conn.check();
         try {
-            jobs.delete(id, expectedRevision);
-            return true;
+            return w.write();
         } catch (JetStreamApiException e) {
             if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
-                return false;
+                return -1;
             }
-            throw refused("removal of job " + id, e);
+            throw refused(what, e);
         } catch (IOException | IllegalStateException e) {
-            throw conn.translate("removal of job " + id, e);
+            throw conn.translate(what, e);
         }
     }
 
@@ -236,20 +234,13 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
 
     @Override
     public Optional<Versioned<IdempotencyEntry>> claimKey(String key, IdempotencyEntry entry) {
-        conn.check();
         String k = ClusterLayout.idemKey(key);
+        byte[] value = JobRecordCodec.encode(entry);
         // Each lap means the holder was released between our create and our read: bounded by
         // how fast retention can free one key, so a handful of laps is already unheard of.
         for (int lap = 0; lap < 16; lap++) {
-            try {
-                idem.create(k, JobRecordCodec.encode(entry));
+            if (conditional("claim of an Idempotency-Key", () -> idem.create(k, value)) >= 0) {
                 return Optional.empty();
-            } catch (JetStreamApiException e) {
-                if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
-                    throw refused("claim of an Idempotency-Key", e);
-                }
-            } catch (IOException | IllegalStateException e) {
-                throw conn.translate("claim of an Idempotency-Key", e);
             }
             Optional<Versioned<IdempotencyEntry>> holder = key(key);
             if (holder.isPresent()) {
@@ -277,18 +268,10 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
 
     @Override
     public boolean releaseKey(String key, long expectedRevision) {
-        conn.check();
-        try {
+        return conditional("release of an Idempotency-Key", () -> {
             idem.delete(ClusterLayout.idemKey(key), expectedRevision);
-            return true;
-        } catch (JetStreamApiException e) {
-            if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
-                return false;
-            }
-            throw refused("release of an Idempotency-Key", e);
-        } catch (IOException | IllegalStateException e) {
-            throw conn.translate("release of an Idempotency-Key", e);
-        }
+            return 0;
+        }) >= 0;
     }
 
     // ---------------------------------------------------------------- change streams
@@ -448,8 +431,8 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
     /** A refusal by the server: full (429), or a bug of ours (500), never an outage. */
     private RuntimeException refused(String what, JetStreamApiException e) {
         if (NatsJobQueue.isFull(e)) {
-            return new StoreFullException("the cluster's job store is full (gosched.cluster.max-store-bytes = "
-                    + conn.properties().maxStoreBytes() + ")", Duration.ofSeconds(5));
+            return new BackendFullException("NATS at " + conn.properties().nats().url(), "the cluster's job store is full"
+                    + " (gosched.cluster.max-store-bytes = " + conn.properties().maxStoreBytes() + ")", Duration.ofSeconds(5));
         }
         return new IllegalStateException(what + ": NATS refused it: " + e.getMessage(), e);
     }

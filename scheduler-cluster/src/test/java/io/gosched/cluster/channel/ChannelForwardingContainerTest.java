@@ -11,7 +11,7 @@ import org.testcontainers.junit.jupiter.Testcontainers;
 class ChannelForwardingContainerTest extends ChannelForwardingContract {
 
     @Override
-    NatsFixture startNats(Path dir) {
+    protected NatsFixture startNats(Path dir) {
         return NatsContainer.start(dir);
     }
 }

@@ -1,6 +1,5 @@
 package io.gosched.cluster.channel;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,15 +20,12 @@ import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterNodes;
+import io.gosched.cluster.NatsTestBase;
 import io.gosched.cluster.TestNodes;
-import io.gosched.cluster.testing.NatsFixture;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.Received;
 import io.nats.client.Message;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -48,35 +44,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ChannelService must hold across the hop: every value sent is received exactly once, a value
  * answered {@code sent:false} never, and a lost home ends operations, never hangs them.
  */
-abstract class ChannelForwardingContract {
+abstract class ChannelForwardingContract extends NatsTestBase {
 
     static final JsonNodeFactory F = JsonNodeFactory.instance;
 
-    @TempDir
-    Path dir;
-    NatsFixture nats;
-    TestNodes nodes;
-
-    abstract NatsFixture startNats(Path dir);
-
     /** One node: its connection, heartbeat, directory and (real) channels. */
     record Node(ClusterConnection conn, ClusterNodes nodes, NatsChannelDirectory directory, ChannelService channels) {}
-
-    @BeforeEach
-    void startServer() {
-        nats = startNats(dir);
-        nodes = new TestNodes(nats);
-    }
-
-    @AfterEach
-    void stopServer() {
-        if (nodes != null) {
-            nodes.close();
-        }
-        if (nats != null) {
-            nats.close();
-        }
-    }
 
     Node node(String id) {
         ClusterConnection c = nodes.connect(TestNodes.properties(nats.url(), id, Duration.ofSeconds(1), 3));

@@ -1,6 +1,5 @@
 package io.gosched.cluster.job;
 
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,21 +11,18 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.gosched.api.error.BackendFullException;
 import io.gosched.api.error.BackendUnavailableException;
 import io.gosched.api.job.spi.JobLease;
 import io.gosched.api.job.spi.JobTicket;
-import io.gosched.api.job.spi.QueueFullException;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterMetrics;
 import io.gosched.cluster.ClusterProperties;
+import io.gosched.cluster.NatsTestBase;
 import io.gosched.cluster.TestNodes;
-import io.gosched.cluster.testing.NatsFixture;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.util.unit.DataSize;
 
@@ -40,32 +36,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * pulls, notBefore, leases that hold while renewed and lapse when not, the dead letter, limits,
  * outages. Each test gets a fresh server; "nodes" are separate connections.
  */
-abstract class JobQueueContract {
+abstract class JobQueueContract extends NatsTestBase {
 
     static final Duration ACK_WAIT = Duration.ofSeconds(1);
-
-    @TempDir
-    Path dir;
-    NatsFixture nats;
-    TestNodes nodes;
-
-    abstract NatsFixture startNats(Path dir);
-
-    @BeforeEach
-    void startServer() {
-        nats = startNats(dir);
-        nodes = new TestNodes(nats);
-    }
-
-    @AfterEach
-    void stopServer() {
-        if (nodes != null) {
-            nodes.close();
-        }
-        if (nats != null) {
-            nats.close();
-        }
-    }
 
     ClusterProperties props(String node, int maxDeliver) {
         return TestNodes.properties(nats.url(), node, ACK_WAIT, maxDeliver);
@@ -312,7 +285,7 @@ abstract class JobQueueContract {
             for (int i = 0; i < 100_000; i++) {
                 q.enqueue(ticket("job-" + i, 5));
             }
-        }).isInstanceOf(QueueFullException.class).hasMessageContaining("max-queue-bytes");
+        }).isInstanceOf(BackendFullException.class).hasMessageContaining("max-queue-bytes");
     }
 
     @Test

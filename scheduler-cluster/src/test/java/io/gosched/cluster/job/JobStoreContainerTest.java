@@ -11,7 +11,7 @@ import org.testcontainers.junit.jupiter.Testcontainers;
 class JobStoreContainerTest extends JobStoreContract {
 
     @Override
-    NatsFixture startNats(Path dir) {
+    protected NatsFixture startNats(Path dir) {
         return NatsContainer.start(dir);
     }
 }

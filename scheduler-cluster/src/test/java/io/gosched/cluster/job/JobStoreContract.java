@@ -1,6 +1,5 @@
 package io.gosched.cluster.job;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -13,20 +12,17 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import io.gosched.api.error.BackendFullException;
 import io.gosched.api.error.BackendUnavailableException;
 import io.gosched.api.job.JobState;
 import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
-import io.gosched.api.job.spi.StoreFullException;
 import io.gosched.api.job.spi.Versioned;
 import io.gosched.cluster.ClusterProperties;
+import io.gosched.cluster.NatsTestBase;
 import io.gosched.cluster.TestNodes;
-import io.gosched.cluster.testing.NatsFixture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.JsonNodeFactory;
 
@@ -42,30 +38,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * across nodes, one winner of an Idempotency-Key race, watches in revision order, retention,
  * limits, durability through a SIGKILL.
  */
-abstract class JobStoreContract {
-
-    @TempDir
-    Path dir;
-    NatsFixture nats;
-    TestNodes nodes;
-
-    abstract NatsFixture startNats(Path dir);
-
-    @BeforeEach
-    void startServer() {
-        nats = startNats(dir);
-        nodes = new TestNodes(nats);
-    }
-
-    @AfterEach
-    void stopServer() {
-        if (nodes != null) {
-            nodes.close();
-        }
-        if (nats != null) {
-            nats.close();
-        }
-    }
+abstract class JobStoreContract extends NatsTestBase {
 
     NatsJobStore store(String node) {
         return nodes.track(NatsJobStore.start(nodes.connect(node)));
@@ -260,7 +233,7 @@ abstract class JobStoreContract {
                 s.create(new JobRecord(r.id(), new JobRecord.Spec(JsonNodeFactory.instance.textNode(big), null, null, 5, 1, 1, 1,
                         Instant.now(), null, null, null), r.status()));
             }
-        }).isInstanceOf(StoreFullException.class).hasMessageContaining("max-store-bytes");
+        }).isInstanceOf(BackendFullException.class).hasMessageContaining("max-store-bytes");
     }
 
     @Test

@@ -27,7 +27,7 @@ public interface JobQueue {
     /**
      * Adds a ticket. Returns once the queue holds it durably.
      *
-     * @throws QueueFullException when the queue is at its size limit
+     * @throws io.gosched.api.error.BackendFullException when the queue is at its size limit
      * @throws io.gosched.api.error.BackendUnavailableException when the queue cannot be reached
      */
     void enqueue(JobTicket ticket);
