@@ -14,12 +14,16 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.util.StringUtils;
 
 /**
  * Cluster mode: active only when {@code gosched.cluster.nats.url} is set; without it nothing of
@@ -32,9 +36,21 @@ import org.springframework.context.annotation.Configuration;
  * Runs before the API's auto-configuration so that its in-memory defaults back off.
  */
 @AutoConfiguration(beforeName = "io.gosched.api.GoschedApiAutoConfiguration")
-@ConditionalOnProperty(prefix = "gosched.cluster.nats", name = "url")
+@Conditional(GoschedClusterAutoConfiguration.OnNatsUrl.class)
 @EnableConfigurationProperties(ClusterProperties.class)
 public class GoschedClusterAutoConfiguration {
+
+    /**
+     * Cluster mode is on when {@code gosched.cluster.nats.url} has a value. An empty one (what
+     * {@code GOSCHED_CLUSTER_NATS_URL=} or {@code ${NATS_URL:}} in a compose file gives) means
+     * off, as unset does, not a bad URL.
+     */
+    static final class OnNatsUrl implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            return StringUtils.hasText(context.getEnvironment().getProperty("gosched.cluster.nats.url"));
+        }
+    }
 
     private static final Log log = LogFactory.getLog(GoschedClusterAutoConfiguration.class);
     /** What a job record adds to its request body in a KV value: the status, JSON-encoded. */

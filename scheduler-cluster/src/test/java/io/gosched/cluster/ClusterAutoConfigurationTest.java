@@ -34,9 +34,10 @@ class ClusterAutoConfigurationTest {
     @TempDir
     Path dir;
 
-    @Test
-    void withoutTheUrlNothingOfClusterModeExistsOrConnects() {
-        runner.run(ctx -> {
+    @ParameterizedTest
+    @ValueSource(strings = {"gosched.runtime.gomaxprocs=1", "gosched.cluster.nats.url=", "gosched.cluster.nats.url=  "})
+    void withoutAUrlNothingOfClusterModeExistsOrConnects(String property) {
+        runner.withPropertyValues(property).run(ctx -> {
             assertThat(ctx).hasNotFailed();
             assertThat(ctx).doesNotHaveBean(ClusterConnection.class).doesNotHaveBean(NatsJobQueue.class)
                     .doesNotHaveBean(ClusterProperties.class);
