@@ -110,12 +110,14 @@ final class Sysmon implements Runnable {
             }
             LockSupport.parkNanos(this, delay);
             if (stopped) {
-                return;
+                break;
             }
             pollIfStale();
             long now = sched.config.nanoClock().getAsLong();
             idle = retake(now) > 0 ? 0 : idle + 1;
+            SafePoint.lowerIfAnswered(sched, null);
         }
+        SafePoint.withdraw(sched);
     }
 
     /**
@@ -290,6 +292,7 @@ final class Sysmon implements Runnable {
             return false;
         }
         gp.preempt = true;
+        SafePoint.raise(mp.sched); // after the flag: see SafePoint
         return true;
     }
 }
