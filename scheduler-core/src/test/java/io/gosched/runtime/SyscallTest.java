@@ -32,7 +32,7 @@ class SyscallTest {
 
     /** One goroutine operation made inside a syscall body; another goroutine completes it. */
     enum Op {
-        RECV, SEND, SELECT, SLEEP, YIELD, MUTEX, WAITGROUP, PREEMPTED_CHECKPOINT, NESTED_SYSCALL_RECV
+        RECV, SEND, SELECT, SLEEP, YIELD, MUTEX, WAITGROUP, PREEMPTED_CHECKPOINT, PREEMPTED_SAFE_POINT_POLL, NESTED_SYSCALL_RECV
     }
 
     /**
@@ -100,6 +100,15 @@ class SyscallTest {
                             Scheduler.getg().preempt = true; // as if sysmon asked while we blocked
                             Go.checkpoint();
                             yield "checked";
+                        }
+                        case PREEMPTED_SAFE_POINT_POLL -> { // the preemption agent's poll in blocking code
+                            G me = Scheduler.getg();
+                            me.preempt = true;
+                            SafePoint.raise(me.sched);
+                            SafePoint.poll();
+                            me.preempt = false;
+                            SafePoint.lowerIfAnswered(me.sched, null);
+                            yield "polled";
                         }
                     };
                     Thread.sleep(5); // the rest of the blocking code: in the syscall again
