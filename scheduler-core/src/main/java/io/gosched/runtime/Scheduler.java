@@ -680,8 +680,10 @@ final class Scheduler {
      * is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a slice
      * 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
      * the G it was about to hand the P to goes to the global queue, where sysmon's preemption
-     * would have sent the running G. A backstop, not a second sysmon: while sysmon runs, slices
-     * end as in Go (a G woken by a timer still runs at once on the slice it inherits). The M runs
+     * would have sent the running G. Meant as a backstop, not a second sysmon (a G woken by a
+     * timer still runs at once on the slice it inherits); measured, it also ends slices sysmon
+     * let run past 20 ms with sysmon running (sysmon alone preempted a ping-pong pair about every
+     * 40 ms at load 1), which costs two-P ping-pong 3-11% (bench/results/2026-12-01-issue19.md). The M runs
      * exactly when the chain does, so a slice ends within two quanta plus a few hand-offs
      * whatever the OS does to sysmon. Only goroutine-to-goroutine hand-offs count (G.chained): a
      * G a timer or the poller readied into runnext is not part of the chain of the G preempted

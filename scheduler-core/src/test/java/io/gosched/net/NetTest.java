@@ -256,6 +256,65 @@ class NetTest {
         }
     }
 
+    /**
+     * Go: TestConcurrentSetDeadline (net/timeout_test.go, Go issue 35367): 8 goroutines set read
+     * and write deadlines on the same 10 connections, steadily earlier, 100 times each; every
+     * call returns. Then, beyond Go's test, each connection's last deadline still works: a read
+     * with a 20 ms deadline times out instead of blocking.
+     */
+    @Test
+    void testConcurrentSetDeadline() throws Exception {
+        int goroutines = 8, conns = 10, tries = 100;
+        try (GoRuntime rt = runtime(2); Listener ln = Listener.listen(rt, LOOPBACK)) {
+            Conn[] c = new Conn[conns];
+            Conn[] s = new Conn[conns];
+            for (int i = 0; i < conns; i++) {
+                c[i] = Conn.dial(rt, ln.address());
+                s[i] = rt.run(ln::accept);
+            }
+            Instant now = Instant.now();
+            rt.run(() -> {
+                io.gosched.sync.WaitGroup wg = new io.gosched.sync.WaitGroup();
+                wg.add(goroutines);
+                for (int i = 0; i < goroutines; i++) {
+                    int gi = i;
+                    Go.go(() -> {
+                        try {
+                            for (int j = tries; j > 0; j--) {
+                                for (int k = 0; k < conns; k++) {
+                                    c[k].setReadDeadline(now.plus(Duration.ofHours(2)).plusSeconds((long) gi * j * k));
+                                    c[k].setWriteDeadline(now.plus(Duration.ofHours(1)).plusSeconds((long) gi * j * k));
+                                }
+                            }
+                        } finally {
+                            wg.done();
+                        }
+                    });
+                }
+                wg.await();
+                return null;
+            });
+            AtomicInteger timedOut = new AtomicInteger();
+            for (int k = 0; k < conns; k++) {
+                Conn ck = c[k];
+                ck.setReadDeadline(Instant.now().plusMillis(20));
+                rt.run(() -> {
+                    try {
+                        ck.read(ByteBuffer.allocate(1)); // nobody writes
+                    } catch (SocketTimeoutException e) {
+                        timedOut.incrementAndGet();
+                    }
+                    return null;
+                });
+            }
+            assertThat(timedOut.get()).as("reads that timed out after the racing setters").isEqualTo(conns);
+            for (int i = 0; i < conns; i++) {
+                c[i].close();
+                s[i].close();
+            }
+        }
+    }
+
     @Test
     void closeWakesABlockedReaderAndABlockedAccept() throws Exception {
         try (GoRuntime rt = runtime(2)) {
