@@ -70,8 +70,9 @@ class NetpollTest {
                     throw new RuntimeException(e);
                 }
             });
-            Thread.sleep(50); // the reader parks (its M does not block: it runs the scheduler)
-            assertThat(rt.stats().waitingGoroutines()).isEqualTo(1);
+            // The reader parks (its M does not block: it runs the scheduler). Awaited, not slept
+            // for: at load 14 the goroutine had not reached its park 50 ms after rt.go.
+            GoTesting.await("the reader parks", () -> rt.stats().waitingGoroutines() == 1);
             pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
             assertTrue(got.await(10, TimeUnit.SECONDS));
             // Counted after the ready goroutines are injected: it may trail the wake-up a moment.
