@@ -16,5 +16,10 @@ WORKDIR /app
 COPY --from=build /src/app.jar /app/app.jar
 USER gosched
 EXPOSE 8080
-# No JVM flags: the jar's manifest carries Add-Exports for jdk.internal.vm (the continuations).
+# No flags on the command line: the jar's manifest carries Add-Exports for jdk.internal.vm (the
+# continuations), and the JVM options goroutines need (a fresh Thread.currentThread() in compiled
+# goroutine code, see docs/scheduler.md) come from the environment, so the java launcher applies
+# them to this and any other java command in the image (without them the service would relaunch
+# itself with them).
+ENV JDK_JAVA_OPTIONS="-XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread"
 ENTRYPOINT ["java", "-jar", "/app/app.jar"]

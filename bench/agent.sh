@@ -11,6 +11,8 @@ if [ -z "${JAVA_HOME:-}" ] && [ -d /usr/lib/jvm/temurin-25-jdk-amd64 ]; then
   export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
 fi
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+# What GoRuntime.start requires (a fresh Thread.currentThread() in goroutine code: docs/scheduler.md).
+SAFE=(-XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread)
 
 build=1; quick=0
 for a in "$@"; do
@@ -37,14 +39,14 @@ echo "== hog workload: 2 hogs without safe points + a 1 ms ticker, GOMAXPROCS 2,
 rounds=3; [ "$quick" = 1 ] && rounds=1
 cp="$BENCH"
 for i in $(seq 1 "$rounds"); do
-  "$JAVA" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -cp "$cp" io.gosched.bench.agent.AgentHog 2 2 2000 1
-  "$JAVA" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED "-javaagent:$AGENT=io.gosched.bench.HogState" \
+  "$JAVA" "${SAFE[@]}" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -cp "$cp" io.gosched.bench.agent.AgentHog 2 2 2000 1
+  "$JAVA" "${SAFE[@]}" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED "-javaagent:$AGENT=io.gosched.bench.HogState" \
     -cp "$cp" io.gosched.bench.agent.AgentHog 2 2 2000 1
 done
 echo
 echo "== hog workload: 1 hog + a 1 ms ticker, GOMAXPROCS 1"
 for i in $(seq 1 "$rounds"); do
-  "$JAVA" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -cp "$cp" io.gosched.bench.agent.AgentHog 1 1 2000 1
-  "$JAVA" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED "-javaagent:$AGENT=io.gosched.bench.HogState" \
+  "$JAVA" "${SAFE[@]}" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -cp "$cp" io.gosched.bench.agent.AgentHog 1 1 2000 1
+  "$JAVA" "${SAFE[@]}" --add-exports java.base/jdk.internal.vm=ALL-UNNAMED "-javaagent:$AGENT=io.gosched.bench.HogState" \
     -cp "$cp" io.gosched.bench.agent.AgentHog 1 1 2000 1
 done

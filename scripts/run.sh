@@ -12,4 +12,6 @@ jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
 if [ ! -f "$jar" ] || [ -n "$(find scheduler-core scheduler-api scheduler-web -path '*/src/*' -newer "$jar" -print -quit)" ]; then
   ./mvnw -B -q -ntp -DskipTests install -pl scheduler-web -am
 fi
-exec java -jar "$jar" "$@"
+# The JVM options GoRuntime.start requires (a fresh Thread.currentThread() in goroutine code, see
+# docs/scheduler.md); a plain `java -jar` works too: the service relaunches itself with them.
+exec java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -jar "$jar" "$@"

@@ -14,7 +14,7 @@ import java.util.Set;
  * optional cause, and an optional hook run on cancellation (what AfterFunc registers).
  *
  * <p>Invariant: once err is set it never changes, done is closed exactly once, after err is
- * set, and children is null; a child registers with its parent only while the parent's err is
+ * set (err() reports err only once done is closed), and children is null; a child registers with its parent only while the parent's err is
  * null (checked under the parent's monitor), so no child misses its parent's cancellation.
  * cause is set in the same critical section as err, never after it, and never changes either.
  *
@@ -198,9 +198,15 @@ final class CancelCtx implements CancelCauseContext {
         return done;
     }
 
+    /**
+     * Go's contract: null until done() is closed, then why. cancel sets err before it closes
+     * done, so err is read only once done is seen closed (both are published with release
+     * stores and read with acquire loads): a caller never sees err while done() would still
+     * block. Go reads both under c.mu; this read takes no lock.
+     */
     @Override
     public RuntimeException err() {
-        return err;
+        return done.isClosed() ? err : null;
     }
 
     @Override

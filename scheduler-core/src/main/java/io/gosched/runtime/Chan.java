@@ -155,7 +155,10 @@ public final class Chan<T> implements Iterable<T> {
     private boolean chansend(Object ep, boolean block) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint(); // a channel operation is a preemption safe point (Go: the function prologue)
+            if (gp.status() == G.SYSCALL) {
+                return Scheduler.syscallCallback(gp, () -> chansend(ep, block));
+            }
+            Scheduler.checkpoint(gp); // a channel operation is a preemption safe point (Go: the function prologue)
         }
         // Fast path: fail a non-blocking send without taking the lock.
         //
@@ -182,7 +185,7 @@ public final class Chan<T> implements Iterable<T> {
             sg.elem = ep;
             sg.success = true;
             lock.unlock();
-            sg.ready();
+            sg.ready(Scheduler.mFor(gp));
             return true;
         }
         if (qcount < dataqsiz) {
@@ -332,7 +335,10 @@ public final class Chan<T> implements Iterable<T> {
     private Object chanrecv(boolean block) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint();
+            if (gp.status() == G.SYSCALL) {
+                return Scheduler.syscallCallback(gp, () -> chanrecv(block));
+            }
+            Scheduler.checkpoint(gp);
         }
         // Fast path: check for failed non-blocking operation without acquiring the lock.
         if (!block && empty()) {
@@ -367,7 +373,7 @@ public final class Chan<T> implements Iterable<T> {
                 // and move the sender's value to the tail.
                 Object v = recvFromSender(sg);
                 lock.unlock();
-                sg.ready();
+                sg.ready(Scheduler.mFor(gp));
                 return v;
             }
         }
@@ -440,28 +446,33 @@ public final class Chan<T> implements Iterable<T> {
         }
         CLOSED.setRelease(this, 1);
 
-        // Collect every waiter (a LIFO list through next, like Go's gList), ready them after unlock.
-        Sudog list = null;
-        Sudog sg;
-        while ((sg = recvq.dequeue()) != null) { // release all readers
-            sg.elem = null;
-            sg.success = false;
-            sg.next = list;
-            list = sg;
-        }
-        while ((sg = sendq.dequeue()) != null) { // release all writers (they will throw)
-            sg.elem = null;
-            sg.success = false;
-            sg.next = list;
-            list = sg;
+        // Collect every waiter on a list of close's own, ready them after unlock. Not through the
+        // sudogs' queue links: a dequeued sudog must look dequeued (next == prev == null) to
+        // whoever still holds it, such as a pinned waiter withdrawing it (withdrawAfterFailedPark)
+        // or a select's pass 3. Go links the Gs through schedlink (a gList) for the same reason.
+        Sudog[] woken = null;
+        int n = 0;
+        for (WaitQ q = recvq; q != null; q = q == recvq ? sendq : null) { // readers, then writers (they will throw)
+            Sudog sg;
+            while ((sg = q.dequeue()) != null) {
+                sg.elem = null;
+                sg.success = false;
+                if (woken == null) {
+                    woken = new Sudog[4];
+                } else if (n == woken.length) {
+                    woken = java.util.Arrays.copyOf(woken, n * 2);
+                }
+                woken[n++] = sg;
+            }
         }
         lock.unlock();
 
-        while (list != null) {
-            sg = list;
-            list = sg.next; // read before ready(): the woken side recycles sg
-            sg.next = null;
-            sg.ready();
+        if (n > 0) {
+            G gp = Scheduler.getg();
+            M mp = Scheduler.mFor(gp);
+            for (int i = n - 1; i >= 0; i--) { // Go pops its gList: last dequeued, first readied
+                woken[i].ready(mp); // the woken side recycles its sudog: touch it no more
+            }
         }
     }
 

@@ -22,8 +22,23 @@ final class Coroutine extends Continuation {
 
     static final ContinuationScope SCOPE = new ContinuationScope("goroutine");
 
-    Coroutine(Runnable body) {
-        super(SCOPE, body);
+    /** The goroutine this coroutine runs. */
+    final G g;
+
+    Coroutine(G g) {
+        super(SCOPE, g);
+        this.g = g;
+    }
+
+    /**
+     * The goroutine mounted on the calling thread, or null when none is (scheduler code on an M,
+     * a platform thread). Fresh even in compiled goroutine code that migrated between Ms: the
+     * JDK finds the mounted continuation through the carrier thread, read with a plain load,
+     * never through the value C2 keeps for Thread.currentThread() (see "The current thread" in M).
+     */
+    static G currentG() {
+        Continuation c = Continuation.getCurrentContinuation(SCOPE);
+        return c != null ? ((Coroutine) c).g : null;
     }
 
     /**

@@ -89,6 +89,13 @@ final class G implements Runnable {
      */
     volatile boolean preempt;
 
+    /**
+     * Put into runnext by a running goroutine (a channel hand-off, a go statement), so it goes
+     * on with that goroutine's time slice; false when a timer, the poller or another thread
+     * readied it. Written by whoever queues the G. See "The quantum without sysmon" in Scheduler.
+     */
+    boolean chained;
+
     /** Set by a waker before {@code goready}: what woke the G (Go's gp.param). */
     Object param;
     /** Select wake-up arbitration: a waker must win casSelectDone(0, 1). */

@@ -24,8 +24,8 @@ public final class Go {
         // Without it a loop that only spawns could not be preempted: it would keep its P for
         // the whole loop while its new goroutines pile up in the global queue, and goroutines
         // woken meanwhile would queue behind them (seen as 100+ ms sleep lateness).
-        Scheduler.checkpoint();
-        gp.sched.scheduler.newproc(body);
+        Scheduler.checkpoint(gp);
+        gp.sched.scheduler.newproc(body, gp);
     }
 
     /**
@@ -58,13 +58,18 @@ public final class Go {
      * goroutines: the M lets go of its P while blocking runs, sysmon hands the P to another M if
      * it takes long, and afterwards the goroutine continues on whichever P it can get
      * (entersyscall/exitsyscall). On a platform thread it simply calls blocking.
+     *
+     * <p>blocking may itself make goroutine calls (a channel operation, select, a {@code Mutex},
+     * {@code WaitGroup.await}, {@link #sleep}, {@link #yield}): each leaves the syscall for its
+     * duration, taking a P as on exit, and enters it again afterwards (Go's cgocallbackg). A
+     * nested {@code syscall} simply runs its body.
      */
     public static <T> T syscall(Callable<T> blocking) throws Exception {
         G gp = Scheduler.getg();
-        if (gp == null) {
-            return blocking.call();
+        if (gp == null || gp.status() == G.SYSCALL) {
+            return blocking.call(); // a platform thread, or already inside a syscall body
         }
-        Scheduler.checkpoint();
+        Scheduler.checkpoint(gp);
         Scheduler.entersyscall(gp);
         try {
             return blocking.call();
@@ -96,15 +101,14 @@ public final class Go {
     /**
      * Pins the current goroutine to its P (Go's procPin): until {@link #procUnpin()} it is not
      * preempted and cannot park, so per-P data indexed by the returned id stays its own.
-     * Returns -1 on a platform thread (nothing is pinned).
+     * Returns -1 on a platform thread or inside a {@link #syscall} body (no P: nothing is pinned).
      */
     public static int procPin() {
-        M mp = M.current();
-        G gp = mp != null ? mp.curg : null;
+        G gp = Scheduler.getg();
         if (gp == null) {
             return -1;
         }
-        P pp = mp.p;
+        P pp = gp.m.p;
         if (pp == null) {
             return -1;
         }
@@ -115,8 +119,7 @@ public final class Go {
 
     /** Undoes one {@link #procPin()}. A no-op on a platform thread. */
     public static void procUnpin() {
-        M mp = M.current();
-        G gp = mp != null ? mp.curg : null;
+        G gp = Scheduler.getg();
         if (gp == null || gp.locks == 0) {
             return;
         }

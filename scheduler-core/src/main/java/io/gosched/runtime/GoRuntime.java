@@ -21,7 +21,6 @@ public final class GoRuntime implements AutoCloseable {
     private static final AtomicInteger RUNTIME_IDS = new AtomicInteger();
 
     private final Sched sched;
-    private final Object resizeLock = new Object();
     private final Sysmon sysmon;
 
     private GoRuntime(SchedulerConfig config) {
@@ -40,10 +39,63 @@ public final class GoRuntime implements AutoCloseable {
         return start(SchedulerConfig.defaults());
     }
 
-    /** Starts a runtime with the given configuration. */
+    /**
+     * Starts a runtime with the given configuration.
+     *
+     * @throws IllegalStateException when the JVM lacks what goroutines need, naming the flag:
+     *     access to {@code jdk.internal.vm} (see {@link #checkContinuationAccess}) or {@link
+     *     SafeJvm#OPTIONS} (unless {@value SafeJvm#ALLOW_STALE_CURRENT_THREAD} is set)
+     */
     public static GoRuntime start(SchedulerConfig config) {
         checkContinuationAccess();
-        return new GoRuntime(java.util.Objects.requireNonNull(config, "config"));
+        SafeJvm.check();
+        java.util.Objects.requireNonNull(config, "config");
+        warmUp();
+        return new GoRuntime(config);
+    }
+
+    /*
+     * Warm-up. Go's scheduler is compiled ahead of time; ours is interpreted until the JIT has
+     * compiled it, and on a fresh JVM a goroutine hand-off (select, send, park, runnext,
+     * continuation switch) costs 20-100 us instead of about 1 (measured with Go's
+     * TestPingPongHog on a fresh JVM at load 7-17 on the 2-core box: the light pair's turns).
+     * So the first goroutines of a process would see a scheduler 20-100 times slower than the
+     * next ones, and everything Go's tests assert about fairness between goroutines that hand
+     * off and goroutines that compute fails for the first hundreds of milliseconds. The first
+     * start in a JVM therefore runs WARMUP round trips through those paths on a private
+     * one-P runtime, so that the JIT has seen them before any user goroutine runs. Cost: one
+     * to a few hundred ms of the first start, once per JVM (-Dgosched.warmup=0 turns it off).
+     */
+    private static final int WARMUP = Integer.getInteger("gosched.warmup", 3000);
+    private static final java.util.concurrent.atomic.AtomicBoolean WARMED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private static void warmUp() {
+        if (WARMUP <= 0 || !WARMED.compareAndSet(false, true)) {
+            return;
+        }
+        SchedulerConfig warm = SchedulerConfig.builder().gomaxprocs(1).name("gosched-warmup").build();
+        try (GoRuntime rt = new GoRuntime(warm)) {
+            rt.run(() -> {
+                Chan<Boolean> ping = Chan.make();
+                Chan<Boolean> done = Chan.make();
+                Go.go(() -> {
+                    while (Select.select(Select.recv(done), Select.recv(ping)).index() == 1) {
+                        ping.send(true);
+                    }
+                });
+                for (int i = 0; i < WARMUP; i++) {
+                    ping.send(true);
+                    Select.select(Select.recv(done), Select.recv(ping));
+                    if ((i & 63) == 0) {
+                        Go.yield();
+                    }
+                }
+                done.close();
+                return null;
+            });
+        } catch (Exception e) {
+            throw new IllegalStateException("gosched: the warm-up run failed", e);
+        }
     }
 
     /**
@@ -127,14 +179,20 @@ public final class GoRuntime implements AutoCloseable {
         if (n > SchedulerConfig.MAX_GOMAXPROCS) {
             throw new IllegalArgumentException("gomaxprocs must be at most " + SchedulerConfig.MAX_GOMAXPROCS + ": " + n);
         }
-        synchronized (resizeLock) {
+        // Go's stopTheWorldGC: semacquire(&worldsema) first. A goroutine parks here, so its P
+        // stops for a resize in progress instead of waiting for it (a monitor would block the M
+        // with its P RUNNING, and the other resize would wait for that P forever).
+        sched.worldsema.acquire();
+        try {
             int old = sched.gomaxprocs;
             if (n == old || sched.stopping) {
                 return old;
             }
             G gp = Scheduler.getg();
-            if (gp != null && gp.sched == sched) {
-                // The world-stopper must hold no P: a goroutine gives its P up as for a syscall.
+            if (gp != null && gp.status() == G.RUNNING) {
+                // The world-stopper must hold no P: a goroutine gives its P up as for a syscall
+                // (one of another runtime too: its M blocks here). Inside a Go.syscall body it
+                // holds none already.
                 Scheduler.entersyscall(gp);
                 try {
                     sched.scheduler.stopTheWorldAndResize(n);
@@ -145,6 +203,8 @@ public final class GoRuntime implements AutoCloseable {
                 sched.scheduler.stopTheWorldAndResize(n);
             }
             return old;
+        } finally {
+            sched.worldsema.release();
         }
     }
 
@@ -167,14 +227,25 @@ public final class GoRuntime implements AutoCloseable {
      * Stops accepting goroutines from outside, waits up to timeout for every goroutine to end,
      * then stops the Ms and sysmon. Returns true if every goroutine ended and every thread
      * stopped in time. Goroutines still parked when the time is up are abandoned.
+     *
+     * <p>Called from a goroutine of this runtime, it waits for every other goroutine (parking
+     * the caller meanwhile, so its P runs them) and every other M; the caller itself keeps
+     * running until it returns, and its M stops once it ends.
      */
     public boolean shutdown(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         sched.closing = true;
-        while (Stats.liveGoroutines(sched) > 0 && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(500_000);
+        G gp = Scheduler.getg();
+        boolean inside = gp != null && gp.sched == sched;
+        long caller = inside ? 1 : 0; // the caller is live until it returns
+        while (Stats.liveGoroutines(sched) > caller && System.nanoTime() < deadline) {
+            if (inside) {
+                Go.sleep(Duration.ofNanos(500_000)); // park: the others need this P
+            } else {
+                LockSupport.parkNanos(500_000);
+            }
         }
-        boolean clean = Stats.liveGoroutines(sched) == 0;
+        boolean clean = Stats.liveGoroutines(sched) <= caller;
         List<M> ms;
         sched.lock.lock();
         try {

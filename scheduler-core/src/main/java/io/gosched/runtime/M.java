@@ -1,8 +1,5 @@
 package io.gosched.runtime;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -63,9 +60,29 @@ final class M extends Thread {
         sched.scheduler.mstart(this);
     }
 
+    /*
+     * Interrupts. A goroutine is not interruptible, as in Go (cancel it through a Context or a
+     * channel); Thread.interrupt() reaches the M it runs on. The M clears its interrupt status
+     * after each turn of a goroutine (Scheduler.execute) and when it sleeps (notesleep, netpoll),
+     * as ForkJoinPool does between tasks, so a status set by goroutine code (the "restore the
+     * interrupt" idiom of catch (InterruptedException)) is seen by that goroutine until its next
+     * park, yield, preemption or end, and never by the next goroutine on the M, nor makes a
+     * sleeping M or the poller spin (LockSupport.park and Selector.select return at once while
+     * the status is set). Inside Go.syscall the body is ordinary blocking code on its M: an
+     * interrupt then ends a Thread.sleep or an interruptible channel's I/O, as on any thread.
+     */
+
+    /** Clears this M's interrupt status (see "Interrupts"). Executed only by this M. */
+    void clearInterrupt() {
+        if (isInterrupted()) {
+            Thread.interrupted();
+        }
+    }
+
     /** Parks this thread until {@link #notewakeup()}. Executed only by this M. */
     void notesleep() {
         while (!wakeup) {
+            clearInterrupt(); // else park returns at once: see "Interrupts"
             LockSupport.park(this);
         }
         wakeup = false;
@@ -78,85 +95,36 @@ final class M extends Thread {
     }
 
     /*
-     * Why current() is never inlined. C2 treats Thread.currentThread() as immutable within one
-     * compiled method (only JDK methods annotated @ChangesCurrentThread are told otherwise), so
-     * it may load it once and reuse the value across a call. A goroutine's compiled loop that
-     * calls Go.yield() and then Go.goid() spans a continuation yield; when the goroutine resumes
-     * on another M, the reused value names the old M, whose curg is now some other goroutine.
-     * (Virtual threads never notice: their currentThread is the virtual thread, which does not
-     * change when the carrier does.) Reading the thread inside a separately compiled frame that
-     * is never inlined into the caller gives a fresh value on every call.
+     * The current thread. C2 treats Thread.currentThread() as immutable within one compiled
+     * method (only JDK methods annotated @ChangesCurrentThread are told otherwise): it loads it
+     * once and reuses the value across calls. A goroutine's compiled frame spans its parks; when
+     * it resumes on another M, the reused value names the old M. (Virtual threads never notice:
+     * their currentThread is the virtual thread, which does not change when the carrier does.)
      *
-     * Two ways to keep currentFresh() out of its callers, cheapest first:
-     * 1. A compiler directive "never inline M.currentFresh", added at class initialization
-     *    through the DiagnosticCommand MBean (what `jcmd Compiler.directives_add` does), before
-     *    any caller is hot enough to be compiled. A plain static call then costs ~1 ns.
-     * 2. Where that MBean is missing (a jlinked image without jdk.management), a method handle
-     *    in a non-final field: not a compile-time constant, so the JIT cannot inline through it
-     *    (~6 ns a call).
-     * SchedulerTest.currentGoroutineIsRightAfterMigrating fails when neither is in effect.
+     * The runtime's own code therefore never asks Thread.currentThread() from a goroutine. It
+     * asks the JDK for the continuation mounted on this carrier (Continuation
+     * .getCurrentContinuation, which reads the carrier thread with a plain load that C2 redoes
+     * after every call) and takes the G from it, and the M from the G (execute sets G.m before
+     * it mounts the G). Only with no goroutine mounted does it read Thread.currentThread():
+     * then the calling frames belong to the M itself (or to a platform thread) and never move.
+     * Both reads are correct with or without the JVM option below, and cost a few loads.
+     *
+     * User code in a goroutine (a ReentrantLock, ThreadLocal, ThreadLocalRandom, the JDK's own
+     * locks in PrintStream and loggers) reads Thread.currentThread() itself, and for it there is
+     * no such way round: the JVM must be started with
+     *   -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread
+     * which makes every currentThread() a call that reads the thread afresh (about 15 ns instead
+     * of 1-2). GoRuntime.start() refuses a JVM without it (see GoRuntime.checkCurrentThreadIsFresh);
+     * every launcher of the project passes it. See docs/scheduler.md, "The current thread".
      */
-    private static final boolean NEVER_INLINED = addNoInlineDirective();
 
-    @SuppressWarnings("FieldMayBeFinal")
-    private static MethodHandle currentHandle = currentHandle();
-
-    private static boolean addNoInlineDirective() {
-        if (!Boolean.parseBoolean(System.getProperty("gosched.compilerDirective", "true"))) {
-            return false;
-        }
-        java.nio.file.Path file = null;
-        try {
-            file = java.nio.file.Files.createTempFile("gosched-directive", ".json");
-            java.nio.file.Files.writeString(file,
-                    "[{ match: \"*.*\", inline: \"-io/gosched/runtime/M.currentFresh\" }]");
-            Object answer = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
-                    new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
-                    "compilerDirectivesAdd", new Object[] {new String[] {file.toString()}},
-                    new String[] {String[].class.getName()});
-            return String.valueOf(answer).contains("1 compiler directives added");
-        } catch (Exception | LinkageError e) {
-            return false;
-        } finally {
-            if (file != null) {
-                try {
-                    java.nio.file.Files.deleteIfExists(file);
-                } catch (java.io.IOException ignored) {
-                    // a leftover temp file is harmless
-                }
-            }
-        }
-    }
-
-    private static MethodHandle currentHandle() {
-        try {
-            return MethodHandles.lookup().findStatic(M.class, "currentFresh", MethodType.methodType(M.class));
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private static M currentFresh() {
-        return Thread.currentThread() instanceof M m ? m : null;
-    }
-
-    /** Which of the two ways above is in effect (for tests and diagnostics). */
-    static boolean currentIsDirectCall() {
-        return NEVER_INLINED;
-    }
-
-    /**
-     * The M running the calling code, or null on a thread that is not an M. Safe to call from
-     * goroutine code that has migrated between Ms (see the comment above).
-     */
+    /** The M running the calling code, or null on a thread that is not an M. Safe in goroutines. */
     static M current() {
-        if (NEVER_INLINED) {
-            return currentFresh();
+        G gp = Coroutine.currentG();
+        if (gp != null) {
+            return gp.m;
         }
-        try {
-            return (M) currentHandle.invokeExact();
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
+        // No goroutine mounted: these frames run on the thread that called them, for good.
+        return Thread.currentThread() instanceof M mp ? mp : null;
     }
 }

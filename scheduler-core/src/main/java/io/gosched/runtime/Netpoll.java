@@ -74,7 +74,11 @@ final class Netpoll {
         assert polling.get();
         try {
             if (delay != 0) {
-                blockedPoller = Thread.currentThread();
+                Thread self = Thread.currentThread(); // an M without a goroutine, or sysmon: see M.current()
+                if (self.isInterrupted()) {
+                    Thread.interrupted(); // else park and select return at once (see "Interrupts" in M)
+                }
+                blockedPoller = self;
                 try {
                     if (wakeSig.get() == 0) {
                         if (waiters.get() == 0) {

@@ -106,6 +106,14 @@ final class P {
     /** CPU time of the P's M thread when sysmon asked sysmonPreemptG to yield; -1 unknown. */
     long sysmonPreemptCpu;
 
+    // ---- the owner's own look at its time slice (see "The quantum without sysmon" in Scheduler) ----
+    /** runnext hand-offs left until the owner reads the clock again, and when it last did. Owner only. */
+    int handoffs;
+    long handoffClock;
+    /** The schedtick of the slice whose start the owner saw, and when it first saw it. Owner only. */
+    long sliceTick = -1;
+    long sliceSeen;
+
     // ---- free Gs; owner only ---------------------------------------------------------------------
     G gFree;
     int gFreeCount;

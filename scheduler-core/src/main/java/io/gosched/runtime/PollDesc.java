@@ -161,9 +161,9 @@ public final class PollDesc implements AutoCloseable {
                 return;
             }
             closing = true;
+            rt.stop();
+            wt.stop();
         }
-        rt.stop();
-        wt.stop();
         wake(netpollunblock(MODE_READ, false));
         wake(netpollunblock(MODE_WRITE, false));
         key.cancel();
@@ -217,6 +217,10 @@ public final class PollDesc implements AutoCloseable {
      * Go: runtime/netpoll.go netpollblock
      */
     private boolean netpollblock(int mode) {
+        G gp = Scheduler.getg();
+        if (gp != null && gp.status() == G.SYSCALL) {
+            return Scheduler.syscallCallback(gp, () -> netpollblock(mode));
+        }
         VarHandle s = slot(mode);
         for (;;) {
             Object old = s.getVolatile(this);
@@ -237,13 +241,19 @@ public final class PollDesc implements AutoCloseable {
         // Re-check errors after publishing WAIT: a deadline or close that came first would
         // otherwise find nobody to wake.
         if (!errPending(mode)) {
-            G gp = Scheduler.getg();
             if (gp != null) {
                 if (gp.sched != sched) {
                     s.compareAndSet(this, WAIT, null);
                     throw new IllegalStateException("a goroutine of another runtime waits on this descriptor");
                 }
-                Scheduler.gopark(mode == MODE_READ ? READ_COMMIT : WRITE_COMMIT, this, WaitReason.IO_WAIT);
+                try {
+                    Scheduler.gopark(mode == MODE_READ ? READ_COMMIT : WRITE_COMMIT, this, WaitReason.IO_WAIT);
+                } catch (IllegalStateException cannotPark) {
+                    // Pinned: no commit ran, so nobody but us saw WAIT as ours to wait on. Give the
+                    // slot back (readiness that arrived meanwhile stays READY for the next wait).
+                    s.compareAndSet(this, WAIT, null);
+                    throw cannotPark;
+                }
             } else {
                 Thread me = Thread.currentThread();
                 if (s.compareAndSet(this, WAIT, me)) {
@@ -309,6 +319,15 @@ public final class PollDesc implements AutoCloseable {
         }
     }
 
+    /**
+     * The deadline and its timer change together under this descriptor's monitor, as Go changes
+     * them under pd.lock: otherwise two racing calls could leave the timer armed for the first
+     * deadline and rd holding the second, and deadlineFired, seeing them differ, would drop the
+     * only timer left (a read that never times out). Lock order: this, then the timer heap's and
+     * the timer's monitors; timer functions run with no heap lock held, so deadlineFired may
+     * take this monitor.
+     * Go: runtime/netpoll.go poll_runtime_pollSetDeadline
+     */
     private void setDeadline(int mode, long d) {
         boolean expired;
         synchronized (this) {
@@ -324,12 +343,12 @@ public final class PollDesc implements AutoCloseable {
                 wd = expired ? -1 : d;
                 wdExpired = expired;
             }
-        }
-        RuntimeTimer t = mode == MODE_READ ? rt : wt;
-        if (d != 0 && !expired) {
-            t.reset(d, 0);
-        } else {
-            t.stop();
+            RuntimeTimer t = mode == MODE_READ ? rt : wt;
+            if (d != 0 && !expired) {
+                t.reset(d, 0);
+            } else {
+                t.stop();
+            }
         }
         if (expired) {
             wake(netpollunblock(mode, false));

@@ -67,8 +67,8 @@ public final class SafePoint {
             return;
         }
         G gp = mp.curg;
-        if (gp == null || !gp.preempt || gp.locks != 0) {
-            return;
+        if (gp == null || !gp.preempt || gp.locks != 0 || gp.status() != G.RUNNING) {
+            return; // in a Go.syscall body (SYSCALL): no P to give up, as in Scheduler.checkpoint
         }
         // This goroutine answers its request now: if it was the last one asked, lower the flag
         // before yielding, so other instrumented code stops taking this slow path.

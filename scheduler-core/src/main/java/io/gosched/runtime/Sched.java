@@ -18,6 +18,8 @@ import java.util.function.BiConsumer;
 final class Sched {
 
     final SchedulerConfig config;
+    /** The preemption quantum in nanoseconds; 0 without sysmon (nothing is preempted then). */
+    final long quantumNanos;
     final Scheduler scheduler;
     /** The public face; set once by GoRuntime right after construction. */
     GoRuntime runtime;
@@ -66,6 +68,14 @@ final class Sched {
     // ---- global G free list (guarded by lock) --------------------------------------------------
     G gFree;
     int gFreeCount;
+
+    /**
+     * Held by whoever stops the world (gomaxprocs(n)), for the whole stop and restart. A
+     * semaphore, not a monitor: a goroutine waiting for it parks and leaves its P free for the
+     * stop in progress, and one holding it may go through exitsyscall's slow path (a yield).
+     * Go: runtime/proc.go worldsema
+     */
+    final Sema worldsema = new Sema(1);
 
     // ---- stop-the-world (guarded by lock; gcwaiting read without it) ---------------------------
     volatile boolean gcwaiting;
@@ -116,6 +126,7 @@ final class Sched {
 
     Sched(SchedulerConfig config, String name) {
         this.config = config;
+        this.quantumNanos = config.sysmon() ? config.preemptQuantum().toNanos() : 0;
         this.threadGroup = new ThreadGroup(name);
         this.threadNamePrefix = "gosched-m-";
         this.uncaughtHandler = config.uncaughtExceptionHandler();

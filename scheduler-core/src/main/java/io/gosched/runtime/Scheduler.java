@@ -63,14 +63,23 @@ final class Scheduler {
      * request is cooperative: sysmon sets G.preempt, and every safe point (Go.checkpoint, every
      * channel, timer, sync and syscall operation) reads it with one volatile load and yields
      * to the global queue when set. What happens to a G that never reaches a safe point is
-     * described in Sysmon.
+     * described in Sysmon; what happens when sysmon itself gets no CPU, in "The quantum without
+     * sysmon" below.
      *
      * Syscalls. Go.syscall marks the P SYSCALL and the M lets go of it (entersyscall); on
      * return the M takes the same P back if nobody retook it (CAS SYSCALL -> RUNNING), else any
-     * idle P, else the G goes to the global queue and the M parks (exitsyscall0).
+     * idle P, else the G goes to the global queue and the M parks (exitsyscall0). A goroutine
+     * operation made inside the blocking code leaves the syscall for its duration and enters it
+     * again afterwards (syscallCallback, Go's cgocallbackg).
+     *
+     * The current thread. Goroutine frames never ask Thread.currentThread() for the runtime's
+     * own purposes: getg() takes the G from the mounted continuation and the M from the G (see
+     * M). User code does, and needs the JVM option SafeJvm names; GoRuntime.start checks it.
      *
      * Rejected approaches. (1) Virtual threads with a custom scheduler: the JDK's scheduler
-     * hook gives no runnext, no per-carrier queues we own, and no syscall hand-off. (2) One
+     * hook gives no runnext, no per-carrier queues we own, and no syscall hand-off; measured,
+     * its park/unpark floor alone is about what a whole gosched hand-off costs (see
+     * docs/scheduler.md, "The current thread"). (2) One
      * queue per M instead of per P: Go's point is that run queues survive their M blocking.
      * (3) A LinkedBlockingQueue for the global queue: it would add a second lock next to
      * sched.lock that guards the idle lists the global queue is always checked with.
@@ -112,10 +121,21 @@ final class Scheduler {
     // Goroutine-side entry points (static: they find the runtime from the current M or the G)
     // =============================================================================================
 
-    /** The running goroutine, or null on a thread that is not running one. Go: getg */
+    /**
+     * The M of the caller whose goroutine is gp (from {@link #getg()}, null when the caller is
+     * not a goroutine): gp's M, or the M whose scheduler code calls, or null on another thread.
+     */
+    static M mFor(G gp) {
+        return gp != null ? gp.m : M.current();
+    }
+
+    /**
+     * The running goroutine, or null on a thread that is not running one. Fresh after a
+     * migration to another M (see "The current thread" in M).
+     * Go: getg
+     */
     static G getg() {
-        M mp = M.current();
-        return mp != null ? mp.curg : null;
+        return Coroutine.currentG();
     }
 
     /**
@@ -130,6 +150,9 @@ final class Scheduler {
         G gp = getg();
         if (gp == null) {
             throw new IllegalStateException("gopark outside a goroutine");
+        }
+        if (gp.status() == G.SYSCALL) {
+            throw notInSyscall(gp, reason);
         }
         gp.waitreason = reason.code();
         gp.parkCommit = commit;
@@ -161,6 +184,11 @@ final class Scheduler {
      * READIED instead, and its own M runs it again; nothing is queued.
      */
     static void goready(G gp, boolean mayStillRun) {
+        goready(gp, mayStillRun, M.current());
+    }
+
+    /** {@link #goready(G, boolean)} by a caller running on mp (null: not on an M), found once by its operation. */
+    static void goready(G gp, boolean mayStillRun, M mp) {
         Scheduler s = gp.sched.scheduler;
         boolean readied = false;
         if (!gp.casStatus(G.WAITING, G.RUNNABLE)) {
@@ -170,7 +198,6 @@ final class Scheduler {
                 gp.casgstatus(G.WAITING, G.RUNNABLE); // fails loudly, naming the status found
             }
         }
-        M mp = M.current();
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
         if (Trace.on) {
             G readier = mp != null ? mp.curg : null;
@@ -181,6 +208,7 @@ final class Scheduler {
         }
         if (pp != null) {
             s.trackRunnable(gp, pp.cheaprand());
+            gp.chained = mp.curg != null; // a goroutine hands off; a timer or the poller does not
             s.runqput(pp, gp, true);
         } else {
             s.trackRunnable(gp, ThreadLocalRandom.current().nextInt());
@@ -221,6 +249,7 @@ final class Scheduler {
      * Executed only by a goroutine.
      */
     static boolean goparkUnlocked(G gp, WaitReason reason) {
+        assert gp.status() != G.SYSCALL : "goparkUnlocked inside a syscall";
         gp.waitreason = reason.code();
         gp.op = G.OP_PARK;
         if (!Coroutine.yieldToScheduler()) {
@@ -241,6 +270,16 @@ final class Scheduler {
         }
     }
 
+    /**
+     * The error of a park attempted inside a {@code Go.syscall} body without leaving the syscall
+     * first: every blocking operation must go through {@link #syscallCallback}. A bug in the
+     * runtime or in code calling gopark directly.
+     */
+    private static IllegalStateException notInSyscall(G gp, WaitReason reason) {
+        return new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
+                + ") inside a syscall: the operation must leave the syscall first (Scheduler.syscallCallback)");
+    }
+
     /** The error of a park that a pinned goroutine cannot make. */
     static IllegalStateException cannotPark(G gp, WaitReason reason) {
         return new IllegalStateException("goroutine " + gp.goid + " cannot park (" + reason
@@ -254,6 +293,13 @@ final class Scheduler {
             Thread.yield();
             return;
         }
+        if (gp.status() == G.SYSCALL) {
+            syscallCallback(gp, () -> {
+                gosched();
+                return null;
+            });
+            return;
+        }
         gp.op = G.OP_GOSCHED;
         if (!Coroutine.yieldToScheduler()) {
             gp.op = G.OP_NONE; // pinned: a yield is only a hint
@@ -265,12 +311,20 @@ final class Scheduler {
      * Executed only by a goroutine (a no-op elsewhere).
      */
     static void checkpoint() {
-        M mp = M.current();
-        if (mp == null) {
-            return;
+        G gp = getg();
+        if (gp != null) {
+            checkpoint(gp);
         }
-        G gp = mp.curg;
-        if (gp != null && gp.preempt && gp.locks == 0) {
+    }
+
+    /**
+     * {@link #checkpoint()} for the running goroutine gp, found once by the operation calling it.
+     * Inside a syscall it does nothing: the G holds no P to give up, and exitsyscall keeps the
+     * request for the first safe point after it (Go's exitsyscall restores stackPreempt).
+     * Executed only by gp.
+     */
+    static void checkpoint(G gp) {
+        if (gp.preempt && gp.locks == 0 && gp.status() == G.RUNNING) {
             gopreempt(gp);
         }
     }
@@ -317,13 +371,20 @@ final class Scheduler {
      * Go: runtime/proc.go newproc
      */
     void newproc(Runnable fn) {
+        newproc(fn, getg());
+    }
+
+    /** {@link #newproc(Runnable)} called by curg, the running goroutine (or null: not one). */
+    void newproc(Runnable fn, G curg) {
         if (fn == null) {
             throw new NullPointerException("go of nil func value");
         }
-        M mp = M.current();
-        P pp = mp != null && mp.sched == sched && mp.curg != null ? mp.p : null;
+        M mp = curg != null ? curg.m : null;
+        // A goroutine of this runtime inside a syscall holds no P: its G goes global, like one
+        // from outside, but is not refused by a shutdown in progress (it is the runtime's own).
+        P pp = curg != null && curg.sched == sched ? mp.p : null;
         if (pp == null) {
-            if (sched.closing) {
+            if (sched.closing && (curg == null || curg.sched != sched)) {
                 throw new java.util.concurrent.RejectedExecutionException("gosched runtime is shut down");
             }
             G newg = newG(fn, null);
@@ -342,8 +403,9 @@ final class Scheduler {
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
         if (Trace.on) {
-            Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, mp.curg != null ? mp.curg.goid : -1);
+            Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, curg.goid);
         }
+        newg.chained = true;
         runqput(pp, newg, true);
         wakep();
     }
@@ -356,6 +418,7 @@ final class Scheduler {
         gp.body = fn;
         gp.coroutine = new Coroutine(gp);
         gp.preempt = false;
+        gp.chained = false;
         gp.param = null;
         gp.setSelectDone(0);
         gp.waitreason = 0;
@@ -578,11 +641,85 @@ final class Scheduler {
                 resetspinning(mp);
             }
             boolean inheritTime = mp.inheritTime;
+            if (inheritTime && gp.chained && sliceExpired(mp.p)) {
+                // The chain of hand-offs used up its slice: preempt it here, its next G goes to
+                // the global queue's tail as a preempted one would (gopreempt_m), and the P
+                // looks for other work. See "The quantum without sysmon".
+                P pp = mp.p;
+                pp.count(P.C_PREEMPTIONS);
+                trackRunnable(gp, pp.cheaprand());
+                if (Trace.on) {
+                    Trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
+                }
+                globrunqputLocked(gp);
+                wakep();
+                continue;
+            }
             while (gp != null) {
                 gp = execute(mp, gp, inheritTime);
                 inheritTime = true;
             }
         }
+    }
+
+    /*
+     * The quantum without sysmon. Go's slice ends when sysmon sees the same schedtick for 10 ms
+     * (retake). sysmon is a thread like any other to the OS, and on a loaded machine it may not
+     * run for a long time: measured on this 2-core box at load 10-17, a 20 us parkNanos of sysmon
+     * returned after 170 ms, while the M running a ping-pong pair (Go's TestPingPongHog) ran all
+     * along, so the pair kept the only P for the whole 100 ms window and the other pair got one
+     * turn (81,000,000 against 1,000; about 1 run in 40 on a fresh JVM, where warm-up keeps
+     * the machine busiest). Go's sysmon is exposed the same way in principle, but its process has
+     * no JIT and no GC threads competing with it, and its async preemption stops a hog at
+     * sysmon's next tick; here nothing stops a chain of runnext hand-offs until sysmon runs.
+     *
+     * So the M itself also looks at the slice where a chain hands off (a runnext G about to
+     * inherit it): at every hand-off when hand-offs come more than quantum/16 apart (a pair doing
+     * real work per turn), else at every 8th (a fast chain: one clock read, about 25 ns, per 8
+     * hand-offs). A slice began no later than the first look at it, the M's or sysmon's. Once it
+     * is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a slice
+     * 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
+     * the G it was about to hand the P to goes to the global queue, where sysmon's preemption
+     * would have sent the running G. Meant as a backstop, not a second sysmon (a G woken by a
+     * timer still runs at once on the slice it inherits); measured, it also ends slices sysmon
+     * let run past 20 ms with sysmon running (sysmon alone preempted a ping-pong pair about every
+     * 40 ms at load 1), which costs two-P ping-pong 3-11% (bench/results/2026-12-01-issue19.md). The M runs
+     * exactly when the chain does, so a slice ends within two quanta plus a few hand-offs
+     * whatever the OS does to sysmon. Only goroutine-to-goroutine hand-offs count (G.chained): a
+     * G a timer or the poller readied into runnext is not part of the chain of the G preempted
+     * before it, and runs at once as in Go. Only with sysmon on (a runtime without sysmon does not
+     * preempt at all), and on sysmon's clock (SchedulerConfig.nanoClock).
+     */
+
+    /** Every this many runnext hand-offs the owner of a P reads the clock (a power of two). */
+    static final int HANDOFF_CLOCK_PERIOD = 8;
+
+    /**
+     * Whether the time slice of pp, which its M is about to pass on through runnext to a G a
+     * goroutine handed off to (G.chained), is used up (see "The quantum without sysmon").
+     * Executed only by the owner of pp.
+     */
+    private boolean sliceExpired(P pp) {
+        if (--pp.handoffs > 0 || sched.quantumNanos == 0) {
+            return false;
+        }
+        long now = sched.config.nanoClock().getAsLong();
+        // Hand-offs far apart (a pair doing real work per turn) are each looked at; a fast chain
+        // is sampled. Either way a look comes at most a few hand-offs after the quantum.
+        pp.handoffs = now - pp.handoffClock < sched.quantumNanos / 16 ? HANDOFF_CLOCK_PERIOD : 1;
+        pp.handoffClock = now;
+        long tick = pp.schedtick();
+        if (pp.sliceTick != tick) {
+            pp.sliceTick = tick;
+            pp.sliceSeen = now;
+        }
+        // The slice began no later than the first look at it, ours or sysmon's (sysmon's fields
+        // are its own, read racily here: a stale pair only makes this look later, never earlier).
+        long seen = pp.sliceSeen;
+        if (pp.sysmonSchedtick == tick && pp.sysmonSchedwhen < seen) {
+            seen = pp.sysmonSchedwhen;
+        }
+        return now - seen >= 2 * sched.quantumNanos;
     }
 
     /**
@@ -616,6 +753,11 @@ final class Scheduler {
         gp.coroutine.run();
 
         mp.curg = null;
+        if (mp.isInterrupted()) {
+            // An interrupt does not outlive the goroutine turn that saw it: the next goroutine
+            // on this M, its notesleep and its netpoll must not inherit it (see "Interrupts" in M).
+            Thread.interrupted();
+        }
         if (Trace.on) {
             mp.traceClock = System.nanoTime(); // the end of this run; see M.traceClock
         }
@@ -1696,6 +1838,27 @@ final class Scheduler {
         gp.op = G.OP_EXITSYSCALL;
         if (!Coroutine.yieldToScheduler()) {
             throw new IllegalStateException("goroutine " + gp.goid + " cannot leave a syscall while pinned");
+        }
+    }
+
+    /**
+     * Runs a goroutine operation (one that may park or yield: a channel operation, select, a
+     * semaphore, a sleep, a yield, a netpoll wait) that code inside a {@code Go.syscall} body
+     * makes. A G in SYSCALL holds no P and cannot park or be queued, so, as Go does when C code
+     * calls back into Go during a cgo call, it leaves the syscall first (exitsyscall: the old P,
+     * an idle one, or the global queue until an M runs it), runs op as an ordinary goroutine,
+     * and enters the syscall again before returning to the blocking code. Operations call this
+     * at their start, before they take any runtime lock, because exitsyscall's slow path yields.
+     * Executed only by gp, in SYSCALL.
+     * Go: runtime/proc.go cgocallbackg (exitsyscall, the callback, reentersyscall)
+     */
+    static <T> T syscallCallback(G gp, java.util.function.Supplier<T> op) {
+        assert gp.status() == G.SYSCALL;
+        exitsyscall(gp);
+        try {
+            return op.get();
+        } finally {
+            entersyscall(gp);
         }
     }
 

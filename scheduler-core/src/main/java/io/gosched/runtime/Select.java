@@ -94,7 +94,10 @@ public final class Select {
     static Selected selectgo(SelectCase[] cases, boolean block) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint();
+            if (gp.status() == G.SYSCALL) {
+                return Scheduler.syscallCallback(gp, () -> selectgo(cases, block));
+            }
+            Scheduler.checkpoint(gp);
         }
         int ncases = cases.length;
         int[] pollorder = new int[ncases];
@@ -153,7 +156,7 @@ public final class Select {
                     sg.elem = cas.elem;
                     sg.success = true;
                     selunlock(cases, lockorder, norder);
-                    sg.ready();
+                    sg.ready(Scheduler.mFor(gp));
                     return sent(casi);
                 }
                 if (c.qcount < c.dataqsiz) { // can send to the buffer
@@ -166,7 +169,7 @@ public final class Select {
                 if (sg != null) { // can receive from a waiting sender
                     Object v = c.recvFromSender(sg);
                     selunlock(cases, lockorder, norder);
-                    sg.ready();
+                    sg.ready(Scheduler.mFor(gp));
                     return new Selected(casi, v, true);
                 }
                 if (c.qcount > 0) { // can receive from the buffer

@@ -66,7 +66,14 @@ public final class Sema {
     public void acquire(boolean lifo) {
         G gp = Scheduler.getg();
         if (gp != null) {
-            Go.checkpoint();
+            if (gp.status() == G.SYSCALL) {
+                Scheduler.syscallCallback(gp, () -> {
+                    acquire(lifo);
+                    return null;
+                });
+                return;
+            }
+            Scheduler.checkpoint(gp);
         }
         // Easy case.
         if (cansemacquire()) {
@@ -174,12 +181,13 @@ public final class Sema {
             if (handedOff) {
                 s.ticket = 1;
             }
-            s.ready();
+            G gp = Scheduler.getg();
+            s.ready(Scheduler.mFor(gp));
             // Direct G handoff: the waiter is in our P's runnext; yield so it runs on our time slice.
             // (Go's goyield keeps the releaser on the local run queue; the public Go.yield puts it
             // on the global one. Either way the waiter, in runnext, runs next.)
-            if (handedOff && Scheduler.getg() != null) {
-                Go.yield();
+            if (handedOff && gp != null) {
+                Scheduler.gosched();
             }
         }
     }

@@ -65,12 +65,17 @@ final class Sudog {
      * Go: runtime/chan.go send (the goready half)
      */
     void ready() {
+        ready(M.current());
+    }
+
+    /** {@link #ready()} by a waker running on mp (null: not on an M), found once by its operation. */
+    void ready(M mp) {
         G gp = g;
         if (gp != null) {
             if (isSelect) {
                 gp.param = this; // which case fired; a plain wait knows its one sudog (see G "Why the park fields are few")
             }
-            Scheduler.goready(gp, parkAfterUnlock);
+            Scheduler.goready(gp, parkAfterUnlock, mp);
         } else {
             waiter.wake(this);
         }

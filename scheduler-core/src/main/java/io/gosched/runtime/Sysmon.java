@@ -105,6 +105,9 @@ final class Sysmon implements Runnable {
             } else if (idle > 50) {
                 delay = Math.min(delay * 2, MAX_DELAY_NANOS);
             }
+            if (thread.isInterrupted()) {
+                Thread.interrupted(); // else parkNanos returns at once (see "Interrupts" in M)
+            }
             LockSupport.parkNanos(this, delay);
             if (stopped) {
                 break;

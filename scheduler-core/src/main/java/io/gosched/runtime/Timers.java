@@ -46,6 +46,13 @@ final class Timers {
             parkFor(nanos);
             return;
         }
+        if (gp.status() == G.SYSCALL) {
+            Scheduler.syscallCallback(gp, () -> {
+                sleep(d);
+                return null;
+            });
+            return;
+        }
         if (gp.sleepTimer == null) {
             gp.sleepTimer = new RuntimeTimer(GOROUTINE_READY, gp);
         }

@@ -1,6 +1,7 @@
 package io.gosched.sync;
 
 import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.WeakReference;
@@ -16,8 +17,8 @@ import java.util.function.Supplier;
  * object previously {@link #put(Object) put} (or a new one from the factory); the pool may drop any
  * object at any time. Safe for concurrent use by goroutines and platform threads.
  *
- * <p>Layout, as in Go: each P has a private slot (used only by the goroutine running on that P, with
- * the P pinned) and a shared ring that its owner pushes to and pops from at the head while other Ps
+ * <p>Layout, as in Go: each P (of each runtime using the pool) has a private slot (used only by the
+ * goroutine running on that P, with the P pinned) and a shared ring that its owner pushes to and pops from at the head while other Ps
  * steal from the tail. Platform threads, which have no P, share one extra lock-free queue.
  *
  * <p>Victim cache and its schedule. Go moves every pool's objects to a victim cache at each garbage
@@ -45,7 +46,7 @@ public final class Pool<T> {
     /** A pool whose {@link #get()} falls back to {@code factory} (which may be null: then get may return null). */
     public Pool(Supplier<T> factory) {
         this.factory = factory;
-        this.local = new Locals(0);
+        this.local = new Locals();
         register(this);
     }
 
@@ -60,7 +61,7 @@ public final class Pool<T> {
                 local.unpinned.offer(x);
                 return;
             }
-            PoolLocal l = pin(pid);
+            PoolLocal l = pin(Go.runtime(), pid);
             if (l.privateObj == null) {
                 l.privateObj = x;
             } else {
@@ -85,10 +86,11 @@ public final class Pool<T> {
             if (pid < 0) {
                 x = local.unpinned.poll();
                 if (x == null) {
-                    x = getSlow(-1);
+                    x = getSlow(null, -1);
                 }
             } else {
-                PoolLocal l = pin(pid);
+                GoRuntime rt = Go.runtime();
+                PoolLocal l = pin(rt, pid);
                 x = l.privateObj;
                 l.privateObj = null;
                 if (x == null) {
@@ -96,7 +98,7 @@ public final class Pool<T> {
                     // temporal locality of reuse.
                     x = l.shared.popHead();
                     if (x == null) {
-                        x = getSlow(pid);
+                        x = getSlow(rt, pid);
                     }
                 }
             }
@@ -112,16 +114,18 @@ public final class Pool<T> {
     }
 
     /**
-     * P pid is pinned (or pid < 0: a platform thread). Steals from the other Ps, then the victims.
+     * P pid of rt is pinned (or pid < 0: a platform thread, rt null). Steals from the other Ps
+     * of rt, then from the victims.
      * Go: sync/pool.go Pool.getSlow
      */
-    private Object getSlow(int pid) {
+    private Object getSlow(GoRuntime rt, int pid) {
         // Try to steal one element from other procs.
         Locals cur = local;
-        int size = cur.ps.length;
+        PoolLocal[] ps = rt != null ? cur.ps(rt) : NO_LOCALS;
+        int size = ps.length;
         int start = Math.max(pid, 0);
         for (int i = 0; i < size; i++) {
-            PoolLocal l = cur.ps[(start + i + 1) % size];
+            PoolLocal l = ps[(start + i + 1) % size];
             if (l == null) {
                 continue;
             }
@@ -142,9 +146,10 @@ public final class Pool<T> {
         if (v == null) {
             return null;
         }
-        size = v.ps.length;
-        if (pid >= 0 && pid < size && v.ps[pid] != null) {
-            PoolLocal l = v.ps[pid];
+        ps = rt != null ? v.ps(rt) : NO_LOCALS;
+        size = ps.length;
+        if (pid >= 0 && pid < size && ps[pid] != null) {
+            PoolLocal l = ps[pid];
             Object x = l.privateObj;
             if (x != null) {
                 l.privateObj = null;
@@ -152,7 +157,7 @@ public final class Pool<T> {
             }
         }
         for (int i = 0; i < size; i++) {
-            PoolLocal l = v.ps[(start + i) % size];
+            PoolLocal l = ps[(start + i) % size];
             if (l == null) {
                 continue;
             }
@@ -165,61 +170,93 @@ public final class Pool<T> {
         if (x != null) {
             return x;
         }
-        // Mark the victim cache as empty for future gets; don't bother with it.
+        // Mark the victim cache as empty for future gets; don't bother with it. (With several
+        // runtimes another one's victims may be left: they age out at the next cleanup.)
         victim = null;
         return null;
     }
 
     /**
-     * The calling goroutine has pinned P pid. Returns its PoolLocal, growing the array when pid is
-     * beyond it (the first use on this P, or after GOMAXPROCS grew).
+     * The calling goroutine has pinned P pid of rt. Returns its PoolLocal, growing rt's array
+     * when pid is beyond it (the first use on this P, or after GOMAXPROCS grew).
      * Go: sync/pool.go Pool.pin, Pool.pinSlow
      */
-    private PoolLocal pin(int pid) {
-        Locals l = local;
-        PoolLocal[] ps = l.ps;
+    private PoolLocal pin(GoRuntime rt, int pid) {
+        PoolLocal[] ps = local.ps(rt);
         if (pid < ps.length) {
             PoolLocal p = ps[pid];
             if (p != null) {
                 return p;
             }
         }
-        return pinSlow(pid);
+        return pinSlow(rt, pid);
     }
 
-    private synchronized PoolLocal pinSlow(int pid) {
+    private synchronized PoolLocal pinSlow(GoRuntime rt, int pid) {
         // synchronized does not yield: the goroutine stays pinned and no continuation is parked
-        // holding the monitor. Contention here happens once per P per generation.
+        // holding the monitor. Contention here happens once per P per runtime per generation.
         Locals l = local;
-        if (pid >= l.ps.length) {
-            int n = pid + 1;
-            try {
-                n = Math.max(n, Go.runtime().gomaxprocs());
-            } catch (RuntimeException ignored) {
-                // no runtime visible from here: size by pid
-            }
-            Locals grown = new Locals(n);
-            System.arraycopy(l.ps, 0, grown.ps, 0, l.ps.length);
-            grown.unpinned.addAll(l.unpinned); // racing offers to the old queue may be lost: allowed for a pool
-            local = grown;
-            l = grown;
+        PoolLocal[] ps = l.ps(rt);
+        if (pid >= ps.length) {
+            PoolLocal[] grown = new PoolLocal[Math.max(pid + 1, rt.gomaxprocs())];
+            System.arraycopy(ps, 0, grown, 0, ps.length);
+            l.setPs(rt, grown);
+            ps = grown;
         }
-        PoolLocal p = l.ps[pid];
+        PoolLocal p = ps[pid];
         if (p == null) {
             p = new PoolLocal();
-            l.ps[pid] = p;
+            ps[pid] = p;
         }
         return p;
     }
 
-    /** One generation: a PoolLocal per P (created on first use) and a queue for platform threads. */
+    private static final PoolLocal[] NO_LOCALS = new PoolLocal[0];
+
+    /**
+     * One generation: for each runtime that used the pool, a PoolLocal per P (created on first
+     * use), and a queue for platform threads.
+     *
+     * <p>Why per runtime. Go has one runtime per process, so a P id names one P. Here every
+     * runtime numbers its Ps from 0: keyed by P id alone, two goroutines on "P0" of two runtimes
+     * would share one PoolLocal, whose private slot and ring head are single-owner (the same
+     * object handed out twice). A runtime's shard is found by its identity; the list is tiny
+     * (one entry unless several runtimes share the pool) and copy-on-write under the pool's
+     * monitor. A generation is dropped after two cleanups, and with it every runtime it names.
+     */
     private static final class Locals {
-        final PoolLocal[] ps;
+        private volatile Shard[] shards = new Shard[0];
         final ConcurrentLinkedQueue<Object> unpinned = new ConcurrentLinkedQueue<>();
 
-        Locals(int n) {
-            ps = new PoolLocal[n];
+        /** rt's PoolLocals in this generation; empty if rt has none yet. Lock-free. */
+        PoolLocal[] ps(GoRuntime rt) {
+            for (Shard sh : shards) {
+                if (sh.runtime == rt) {
+                    return sh.ps;
+                }
+            }
+            return NO_LOCALS;
         }
+
+        /** Replaces rt's PoolLocals. The pool's monitor must be held. */
+        void setPs(GoRuntime rt, PoolLocal[] ps) {
+            Shard[] cur = shards;
+            for (int i = 0; i < cur.length; i++) {
+                if (cur[i].runtime == rt) {
+                    Shard[] next = cur.clone();
+                    next[i] = new Shard(rt, ps);
+                    shards = next;
+                    return;
+                }
+            }
+            Shard[] next = java.util.Arrays.copyOf(cur, cur.length + 1);
+            next[cur.length] = new Shard(rt, ps);
+            shards = next;
+        }
+    }
+
+    /** The PoolLocals of one runtime's Ps. */
+    private record Shard(GoRuntime runtime, PoolLocal[] ps) {
     }
 
     /** Per-P pool storage. Padded against false sharing between Ps. Go: sync/pool.go poolLocal */
@@ -268,9 +305,8 @@ public final class Pool<T> {
                 continue;
             }
             synchronized (p) { // excludes pinSlow of the same pool
-                Locals old = p.local;
-                p.victim = old;
-                p.local = new Locals(old.ps.length);
+                p.victim = p.local;
+                p.local = new Locals(); // each runtime's PoolLocals are created again on first use
             }
         }
     }

@@ -148,4 +148,50 @@ class ContextTest {
         assertSame(Context.CANCELED, child.err());
         Go.sleep(Duration.ZERO);
     }
+
+    /**
+     * Go's contract: Err is nil while Done is not closed. While goroutines poll done() with a
+     * select-with-default (Go's idiom, which takes done's channel lock each time), a watcher
+     * spins on err() and another thread cancels; whenever the watcher sees an error, done()
+     * must already be closed (26-46 of 200 cancellations showed err() first before the fix).
+     */
+    @Test
+    void errIsNullUntilDoneIsClosed() throws Exception {
+        int rounds = 300 * Integer.getInteger("gosched.stress", 1);
+        AtomicInteger early = new AtomicInteger();
+        try (GoRuntime rt = runtime(2)) {
+            for (int r = 0; r < rounds; r++) {
+                CancelContext ctx = Context.withCancel(Context.background());
+                CountDownLatch pollersDone = new CountDownLatch(2);
+                for (int k = 0; k < 2; k++) {
+                    rt.go(() -> {
+                        while (Select.trySelect(Select.recv(ctx.done())).index() < 0) {
+                            Go.checkpoint();
+                        }
+                        pollersDone.countDown();
+                    });
+                }
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                Thread watcher = Thread.ofPlatform().start(() -> {
+                    try {
+                        start.await();
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                    while (ctx.err() == null) {
+                        Thread.onSpinWait();
+                    }
+                    if (!ctx.done().isClosed()) {
+                        early.incrementAndGet();
+                    }
+                });
+                start.await();
+                ctx.cancel();
+                watcher.join(10_000);
+                assertThat(watcher.isAlive()).isFalse();
+                assertTrue(pollersDone.await(10, TimeUnit.SECONDS));
+            }
+        }
+        assertThat(early.get()).as("cancellations where err() was set before done() was closed, of %d", rounds).isZero();
+    }
 }

@@ -193,6 +193,128 @@ class NetTest {
         }
     }
 
+    /**
+     * Two threads set a connection's read deadline at the same moment (5 and 10 ms ahead): a
+     * read must then time out. The deadline and its timer change together under the
+     * descriptor's lock (Go's pd.lock); before, the late timer reset could win over the late
+     * deadline, the surviving timer's fire was ignored as stale, and 2-3 reads in 200 never
+     * timed out (a watchdog closes them here).
+     */
+    @Test
+    void racingReadDeadlinesNeverLoseTheTimeout() throws Exception {
+        int rounds = 200 * STRESS;
+        try (GoRuntime rt = runtime(2); Listener ln = Listener.listen(rt, LOOPBACK)) {
+            AtomicInteger lost = new AtomicInteger();
+            AtomicInteger timedOut = new AtomicInteger();
+            for (int r = 0; r < rounds; r++) {
+                Conn c = Conn.dial(rt, ln.address());
+                Conn s = rt.run(ln::accept);
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                Thread[] setters = new Thread[2];
+                for (int k = 0; k < 2; k++) {
+                    long ms = 5L * (k + 1);
+                    setters[k] = Thread.ofPlatform().start(() -> {
+                        try {
+                            start.await();
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                        c.setReadDeadline(Instant.now().plusMillis(ms));
+                    });
+                }
+                for (Thread t : setters) {
+                    t.join();
+                }
+                Thread watchdog = Thread.ofPlatform().daemon().start(() -> {
+                    try {
+                        Thread.sleep(2_000);
+                        lost.incrementAndGet();
+                        c.close();
+                    } catch (InterruptedException e) {
+                        // the read timed out in time
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                rt.run(() -> {
+                    try {
+                        c.read(ByteBuffer.allocate(1)); // nobody writes
+                    } catch (SocketTimeoutException e) {
+                        timedOut.incrementAndGet();
+                    } catch (IOException e) {
+                        // closed by the watchdog: counted as lost
+                    }
+                    return null;
+                });
+                watchdog.interrupt();
+                watchdog.join();
+                c.close();
+                s.close();
+            }
+            assertThat(lost.get()).as("reads that never timed out, of %d", rounds).isZero();
+            assertThat(timedOut.get()).isEqualTo(rounds);
+        }
+    }
+
+    /**
+     * Go: TestConcurrentSetDeadline (net/timeout_test.go, Go issue 35367): 8 goroutines set read
+     * and write deadlines on the same 10 connections, steadily earlier, 100 times each; every
+     * call returns. Then, beyond Go's test, each connection's last deadline still works: a read
+     * with a 20 ms deadline times out instead of blocking.
+     */
+    @Test
+    void testConcurrentSetDeadline() throws Exception {
+        int goroutines = 8, conns = 10, tries = 100;
+        try (GoRuntime rt = runtime(2); Listener ln = Listener.listen(rt, LOOPBACK)) {
+            Conn[] c = new Conn[conns];
+            Conn[] s = new Conn[conns];
+            for (int i = 0; i < conns; i++) {
+                c[i] = Conn.dial(rt, ln.address());
+                s[i] = rt.run(ln::accept);
+            }
+            Instant now = Instant.now();
+            rt.run(() -> {
+                io.gosched.sync.WaitGroup wg = new io.gosched.sync.WaitGroup();
+                wg.add(goroutines);
+                for (int i = 0; i < goroutines; i++) {
+                    int gi = i;
+                    Go.go(() -> {
+                        try {
+                            for (int j = tries; j > 0; j--) {
+                                for (int k = 0; k < conns; k++) {
+                                    c[k].setReadDeadline(now.plus(Duration.ofHours(2)).plusSeconds((long) gi * j * k));
+                                    c[k].setWriteDeadline(now.plus(Duration.ofHours(1)).plusSeconds((long) gi * j * k));
+                                }
+                            }
+                        } finally {
+                            wg.done();
+                        }
+                    });
+                }
+                wg.await();
+                return null;
+            });
+            AtomicInteger timedOut = new AtomicInteger();
+            for (int k = 0; k < conns; k++) {
+                Conn ck = c[k];
+                ck.setReadDeadline(Instant.now().plusMillis(20));
+                rt.run(() -> {
+                    try {
+                        ck.read(ByteBuffer.allocate(1)); // nobody writes
+                    } catch (SocketTimeoutException e) {
+                        timedOut.incrementAndGet();
+                    }
+                    return null;
+                });
+            }
+            assertThat(timedOut.get()).as("reads that timed out after the racing setters").isEqualTo(conns);
+            for (int i = 0; i < conns; i++) {
+                c[i].close();
+                s[i].close();
+            }
+        }
+    }
+
     @Test
     void closeWakesABlockedReaderAndABlockedAccept() throws Exception {
         try (GoRuntime rt = runtime(2)) {

@@ -605,4 +605,70 @@ class ChanTest {
             }
         }
     }
+
+    /**
+     * close() racing with a pinned receiver that queued its sudog, could not park (inside
+     * Go.procPin) and withdraws it. close collects its waiters on a list of its own: linking
+     * them through the sudogs' queue links made the withdrawal misread a dequeued sudog as the
+     * queue's head (the queue corrupted, a running G marked READIED, "goready: goroutine N is
+     * dead" within 20-105 rounds, waitingReceivers() above 0 afterwards; here about 1 round in
+     * 100-800 on the 2-core machine, so the test runs 1,500).
+     */
+    @Test
+    void closeRacingWithAPinnedReceiverWithdrawing() throws Exception {
+        int rounds = 1500 * STRESS;
+        CopyOnWriteArrayList<Throwable> uncaught = new CopyOnWriteArrayList<>();
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2)
+                .uncaughtExceptionHandler((goid, t) -> uncaught.add(t)).shutdownTimeout(Duration.ofSeconds(2)).build())) {
+            for (int r = 0; r < rounds && uncaught.isEmpty(); r++) {
+                Chan<Integer> c = Chan.make();
+                CountDownLatch done = new CountDownLatch(6);
+                for (int k = 0; k < 3; k++) {
+                    rt.go(() -> {
+                        c.recv();
+                        done.countDown();
+                    });
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (c.waitingReceivers() < 3 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                AtomicInteger cycling = new AtomicInteger();
+                for (int k = 0; k < 2; k++) {
+                    rt.go(() -> {
+                        // Queue, fail to park (pinned), withdraw: again and again until close
+                        // lands in one of the windows between the queueing and the withdrawal.
+                        cycling.incrementAndGet();
+                        while (!c.isClosed()) {
+                            Go.procPin();
+                            try {
+                                c.recv(); // null once closed (or taken by close while queued)
+                            } catch (IllegalStateException pinned) {
+                                // the park was refused and the waiter withdrawn
+                            } finally {
+                                Go.procUnpin();
+                            }
+                        }
+                        Go.yield(); // a G wrongly left READIED by close dies here
+                        done.countDown();
+                    });
+                }
+                int delayNanos = 5_000 + (r % 50) * 2_000;
+                Thread.ofPlatform().start(() -> { // a platform thread: truly concurrent with both Ps
+                    while (cycling.get() < 2) {
+                        Thread.onSpinWait();
+                    }
+                    long until = System.nanoTime() + delayNanos;
+                    while (System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                    c.close();
+                    done.countDown();
+                });
+                assertThat(done.await(10, TimeUnit.SECONDS)).as("round %d finished; uncaught %s", r, uncaught).isTrue();
+                assertThat(c.waitingReceivers()).as("round %d: receivers still queued on a closed channel", r).isZero();
+            }
+            assertThat(uncaught).isEmpty();
+        }
+    }
 }

@@ -70,8 +70,9 @@ class NetpollTest {
                     throw new RuntimeException(e);
                 }
             });
-            Thread.sleep(50); // the reader parks (its M does not block: it runs the scheduler)
-            assertThat(rt.stats().waitingGoroutines()).isEqualTo(1);
+            // The reader parks (its M does not block: it runs the scheduler). Awaited, not slept
+            // for: at load 14 the goroutine had not reached its park 50 ms after rt.go.
+            GoTesting.await("the reader parks", () -> rt.stats().waitingGoroutines() == 1);
             pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
             assertTrue(got.await(10, TimeUnit.SECONDS));
             // Counted after the ready goroutines are injected: it may trail the wake-up a moment.
@@ -103,6 +104,49 @@ class NetpollTest {
             assertThat(b.get(0)).isEqualTo((byte) 7);
             writer.join();
             pd.close();
+            pipe.sink().close();
+            pipe.source().close();
+        }
+    }
+
+    /**
+     * A wait that cannot park (the goroutine is inside Go.procPin) fails, and gives its wait slot
+     * back: a later wait on the same descriptor parks normally. Before, the slot stayed at WAIT
+     * and every later read failed with "concurrent read waits".
+     */
+    @Test
+    void aPinnedWaitGivesItsSlotBack() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            Pipe pipe = Pipe.open();
+            pipe.source().configureBlocking(false);
+            String r = rt.run(() -> {
+                try (PollDesc pd = PollDesc.open(pipe.source())) {
+                    Go.procPin();
+                    String first;
+                    try {
+                        pd.waitRead();
+                        first = "parked while pinned";
+                    } catch (IllegalStateException cannotPark) {
+                        first = "refused";
+                    } finally {
+                        Go.procUnpin();
+                    }
+                    Go.go(() -> {
+                        Go.sleep(java.time.Duration.ofMillis(20));
+                        try {
+                            pipe.sink().write(ByteBuffer.wrap(new byte[] {9}));
+                        } catch (java.io.IOException e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+                    ByteBuffer b = ByteBuffer.allocate(1);
+                    while (pipe.source().read(b) == 0) {
+                        pd.waitRead();
+                    }
+                    return first + ", then read " + b.get(0);
+                }
+            });
+            assertThat(r).isEqualTo("refused, then read 9");
             pipe.sink().close();
             pipe.source().close();
         }

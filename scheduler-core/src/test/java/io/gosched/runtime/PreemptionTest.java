@@ -193,6 +193,79 @@ class PreemptionTest {
         }
     }
 
+    /**
+     * Go: TestPingPongHog, as Go writes it (PingPongHog: channels and select, 100 ms, factor 20),
+     * in this test JVM. The fresh-JVM case is bench/probes/pingponghog-fresh-jvms.sh and
+     * pingPongHogAsTheFirstCodeOfFreshJvms.
+     */
+    @Test
+    void testPingPongHog() throws Exception {
+        PingPongHog.Result r = PingPongHog.run();
+        assertThat(r.ok()).as("%s", r).isTrue();
+    }
+
+    /**
+     * Go's TestPingPongHog run as the very first code of fresh JVMs (where it failed): the
+     * runtime's warm-up at first start and the M's own look at the slice (see "The quantum
+     * without sysmon" in Scheduler) make the quantum hold from the first run. 2 JVMs by default,
+     * 2 x gosched.stress with -Dgosched.stress=N.
+     */
+    @Test
+    void pingPongHogAsTheFirstCodeOfFreshJvms() throws Exception {
+        for (int i = 0; i < 2 * GoTesting.STRESS; i++) {
+            SafeJvmTest.Result r = SafeJvmTest.runJvm(PingPongHog.class, SafeJvm.OPTIONS);
+            assertThat(r.exit()).as("fresh JVM %d: %s", i, r.out()).isZero();
+        }
+    }
+
+    /**
+     * The quantum holds while sysmon gets no CPU: sysmon's clock stands still (as if the OS did
+     * not run it: on the loaded build machine one 20 us park of sysmon returned after 170 ms),
+     * yet a ping-pong pair on the only P is preempted after its quantum and a goroutine waiting
+     * in the global queue gets turns. Before the M's own look at the slice it never ran.
+     */
+    @Test
+    void quantumHoldsWhileSysmonIsStarved() throws Exception {
+        long frozen = System.nanoTime();
+        java.util.function.LongSupplier clock = () ->
+                Thread.currentThread().getName().endsWith("-sysmon") ? frozen : System.nanoTime();
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).nanoClock(clock).build())) {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicLong turns = new AtomicLong();
+            AtomicLong pairRounds = new AtomicLong();
+            Chan<Boolean> ball = Chan.make();
+            rt.run(() -> {
+                for (int k = 0; k < 2; k++) {
+                    Go.go(() -> {
+                        try {
+                            while (ball.recv() != null) {
+                                pairRounds.incrementAndGet();
+                                ball.send(true);
+                            }
+                        } catch (ChanClosedException closed) {
+                            // stopped
+                        }
+                    });
+                }
+                Go.go(() -> ball.send(true));
+                return null;
+            });
+            rt.go(() -> { // from outside: the global queue, behind the pair
+                while (!stop.get()) {
+                    turns.incrementAndGet();
+                    Go.yield(); // back to the global queue each time
+                }
+            });
+            Thread.sleep(300);
+            long t = turns.get();
+            stop.set(true);
+            ball.close();
+            assertThat(pairRounds.get()).as("the pair ran").isPositive();
+            assertThat(t).as("turns of the goroutine in the global queue in 300 ms (pair rounds %d)", pairRounds.get())
+                    .isGreaterThanOrEqualTo(5);
+        }
+    }
+
     static volatile long sink;
 
     private static void startPair(GoRuntime rt, int work, AtomicLong counter, AtomicBoolean stop, CountDownLatch done) {

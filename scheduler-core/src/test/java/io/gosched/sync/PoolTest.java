@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoTesting;
+import io.gosched.runtime.SchedulerConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** Pool reuse, the victim cache, and the poolDequeue underneath (ports of sync/pool_test.go). */
@@ -112,6 +115,69 @@ class PoolTest {
     }
 
     // ---- poolDequeue ---------------------------------------------------------------------------
+
+    /**
+     * A Pool shared by two runtimes, one P each: both Ps are numbered 0, yet their goroutines
+     * must not share per-P state. Each object says when it is out; a get that finds it out
+     * already is an object handed out twice (1-5 a second before the slots were keyed per
+     * runtime).
+     */
+    @Test
+    void poolSharedByTwoRuntimesNeverHandsAnObjectOutTwice() throws Exception {
+        final class Item {
+            final AtomicBoolean out = new AtomicBoolean();
+        }
+        Pool<Item> p = new Pool<>(Item::new);
+        AtomicInteger twice = new AtomicInteger();
+        AtomicLong gets = new AtomicLong();
+        long runNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1500L * STRESS);
+        try (GoRuntime a = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+                GoRuntime b = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(2);
+            for (GoRuntime rt : List.of(a, b)) {
+                rt.go(() -> {
+                    long end = System.nanoTime() + runNanos;
+                    while (System.nanoTime() < end) {
+                        for (int i = 0; i < 1000; i++) {
+                            Item x = p.get();
+                            Item y = p.get();
+                            if (!x.out.compareAndSet(false, true)) {
+                                twice.incrementAndGet();
+                            }
+                            if (!y.out.compareAndSet(false, true)) {
+                                twice.incrementAndGet();
+                            }
+                            gets.addAndGet(2);
+                            x.out.set(false);
+                            y.out.set(false);
+                            p.put(x);
+                            p.put(y);
+                        }
+                    }
+                    done.countDown();
+                });
+            }
+            assertThat(done.await(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(twice.get()).as("objects handed out twice in %d gets", gets.get()).isZero();
+    }
+
+    /** The private slot of P0 of one runtime is not the private slot of P0 of another. */
+    @Test
+    void perPSlotsOfTwoRuntimesAreApart() throws Exception {
+        Pool<Object> p = new Pool<>(null);
+        Object mine = new Object();
+        try (GoRuntime a = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+                GoRuntime b = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            a.run(() -> {
+                p.put(mine);
+                return null;
+            });
+            Object seenByB = b.run(p::get);
+            assertThat(seenByB).as("runtime b's P0 took runtime a's P0-private object").isNull();
+            assertThat(a.run(p::get)).isSameAs(mine);
+        }
+    }
 
     @Test
     void headTailRoundTrip() {

@@ -1,5 +1,6 @@
 package io.gosched.web;
 
+import io.gosched.runtime.SafeJvm;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
@@ -17,6 +18,9 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 public class GoschedApplication {
 
     public static void main(String[] args) {
+        // A plain `java -jar` needs no flag: on a JVM without the options goroutines need, run
+        // this same command line again in one that has them (see SafeJvm).
+        SafeJvm.relaunchIfNeeded(args);
         SpringApplication.run(GoschedApplication.class, args);
     }
 }

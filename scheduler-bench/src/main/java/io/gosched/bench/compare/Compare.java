@@ -57,8 +57,25 @@ public final class Compare {
         Path jfrDir;
         String label = "";
         List<String> jvmOpts = new ArrayList<>();
+        /** Extra gosched peers by name: another build's jar, and exactly the JVM options given. */
+        Map<String, Variant> variants = new LinkedHashMap<>();
         boolean write = true;
     }
+
+    /**
+     * A gosched peer from another build (an A/B against main in one run, so that both sides
+     * share the machine's load): its own jar and its own JVM options; it gets the options every
+     * JVM peer gets, but not SafeJvm's, which are added only where --variant-opt says so.
+     */
+    static final class Variant {
+        final String jar;
+        final List<String> jvmOpts = new ArrayList<>();
+
+        Variant(String jar) {
+            this.jar = jar;
+        }
+    }
+
 
     static String usage() {
         return """
@@ -73,6 +90,10 @@ public final class Compare {
                   --timeout S          seconds one run may take before its peer is killed (default 180)
                   --jfr DIR            record JFR (settings=profile) in every JVM peer, files in DIR
                   --jvm-opt OPT        extra JVM option for the JVM peers (repeatable)
+                  --variant NAME=JAR   an extra gosched peer NAME run from another build's jar (an A/B
+                                       in one run); name it in --peers (repeatable)
+                  --variant-opt NAME=OPT  a JVM option of variant NAME only (repeatable; a variant gets
+                                       no SafeJvm options unless given here)
                   --no-write           print the table only
                 """.formatted(String.join(",", Arrays.stream(Workload.values()).map(Workload::id).toList()));
     }
@@ -84,11 +105,19 @@ public final class Compare {
             String a = args[i];
             switch (a) {
                 case "--workloads" -> o.workloads = Arrays.stream(args[++i].split(",")).map(Workload::of).toList();
-                case "--peers" -> {
-                    o.peers = List.of(args[++i].split(","));
-                    for (String p : o.peers) {
-                        if (!ALL_PEERS.contains(p)) throw new IllegalArgumentException("unknown peer " + p);
+                case "--peers" -> o.peers = List.of(args[++i].split(","));
+                case "--variant" -> {
+                    String[] kv = args[++i].split("=", 2);
+                    if (kv.length != 2 || ALL_PEERS.contains(kv[0])) {
+                        throw new IllegalArgumentException("--variant NAME=JAR, NAME not one of " + ALL_PEERS + ": " + args[i]);
                     }
+                    o.variants.put(kv[0], new Variant(kv[1]));
+                }
+                case "--variant-opt" -> {
+                    String[] kv = args[++i].split("=", 2);
+                    Variant v = kv.length == 2 ? o.variants.get(kv[0]) : null;
+                    if (v == null) throw new IllegalArgumentException("--variant-opt NAME=OPT after --variant NAME=JAR: " + args[i]);
+                    v.jvmOpts.add(kv[1]);
                 }
                 case "--rounds" -> { o.rounds = Integer.parseInt(args[++i]); roundsSet = true; }
                 case "--warmup" -> { o.warmup = Integer.parseInt(args[++i]); warmupSet = true; }
@@ -115,6 +144,9 @@ public final class Compare {
             if (!warmupSet) o.warmup = 1;
         }
         if (o.rounds < 1 || o.warmup < 0) throw new IllegalArgumentException("--rounds >= 1, --warmup >= 0");
+        for (String p : o.peers) {
+            if (!ALL_PEERS.contains(p) && !o.variants.containsKey(p)) throw new IllegalArgumentException("unknown peer " + p);
+        }
         return o;
     }
 
@@ -150,15 +182,24 @@ public final class Compare {
                 // Every JVM peer gets the same flags; each uses only its own.
                 cmd.add("-Djdk.virtualThreadScheduler.parallelism=" + procs);
                 cmd.add("-Dkotlinx.coroutines.scheduler.core.pool.size=" + procs);
+                Variant variant = o.variants.get(peer);
+                if (variant != null) {
+                    cmd.addAll(variant.jvmOpts);
+                } else if (peer.equals("gosched")) {
+                    // What GoRuntime.start requires (a fresh Thread.currentThread() in goroutine
+                    // code). Only for gosched: it makes every currentThread() call a native
+                    // call, a cost the other peers do not need to pay.
+                    cmd.addAll(io.gosched.runtime.SafeJvm.OPTIONS);
+                }
                 if (o.jfrDir != null) {
                     cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                             + o.jfrDir.resolve(peer + "-p" + procs + ".jfr").toAbsolutePath());
                 }
                 cmd.addAll(o.jvmOpts);
                 cmd.add("-cp");
-                cmd.add(o.jar);
+                cmd.add(variant != null ? variant.jar : o.jar);
                 cmd.add("io.gosched.bench.peer.PeerMain");
-                cmd.add(peer);
+                cmd.add(variant != null ? "gosched" : peer);
                 cmd.add(Integer.toString(procs));
             }
             pb.redirectError(ProcessBuilder.Redirect.INHERIT);
@@ -356,7 +397,10 @@ public final class Compare {
                 .append("jdk.virtualThreadScheduler.parallelism, kotlinx.coroutines.scheduler.core.pool.size);")
                 .append(" the gosched workload runs on 1\n");
         for (String p : o.peers) {
-            sb.append("- ").append(p).append(": ").append(versions.getOrDefault(p, "(did not start)")).append("\n");
+            sb.append("- ").append(p).append(": ").append(versions.getOrDefault(p, "(did not start)"));
+            Variant v = o.variants.get(p);
+            if (v != null) sb.append("; a variant from ").append(v.jar).append(", JVM options ").append(v.jvmOpts);
+            sb.append("\n");
         }
         sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xms=-Xmx=").append(o.heap)
                 .append(", default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
@@ -372,11 +416,15 @@ public final class Compare {
 
         List<String> others = o.peers.stream().filter(p -> !p.equals("gosched")).toList();
         boolean hasGosched = o.peers.contains("gosched");
+        // Each variant's standing against virtual threads in the same run, next to gosched's.
+        List<String> vtOver = o.peers.contains("vt")
+                ? o.peers.stream().filter(p -> o.variants.containsKey(p)).toList() : List.of();
         sb.append("| workload | metric |");
         for (String p : o.peers) sb.append(' ').append(p).append(" |");
         if (hasGosched) for (String p : others) sb.append(' ').append(p).append("/gosched |");
+        for (String p : vtOver) sb.append(" vt/").append(p).append(" |");
         sb.append("\n|---|---|");
-        for (int i = 0; i < o.peers.size() + (hasGosched ? others.size() : 0); i++) sb.append("---:|");
+        for (int i = 0; i < o.peers.size() + (hasGosched ? others.size() : 0) + vtOver.size(); i++) sb.append("---:|");
         sb.append('\n');
         for (Workload w : o.workloads) {
             for (String metric : w.metrics()) {
@@ -395,6 +443,12 @@ public final class Compare {
                         String s = g == null || v == null ? "—" : g == 0 ? "∞" : String.format(Locale.ROOT, "%.2f", v / g);
                         sb.append(' ').append(s).append(" |");
                     }
+                }
+                Double vt = medianOf(cells.get(new Key(w, "vt")), metric);
+                for (String p : vtOver) {
+                    Double g = medianOf(cells.get(new Key(w, p)), metric);
+                    String s = g == null || vt == null ? "—" : g == 0 ? "∞" : String.format(Locale.ROOT, "%.2f", vt / g);
+                    sb.append(' ').append(s).append(" |");
                 }
                 sb.append('\n');
             }

@@ -75,6 +75,8 @@ class DeployFilesTest {
         assertThat(dockerfile).contains("FROM eclipse-temurin:25-jdk AS build", "FROM eclipse-temurin:25-jre",
                 "-pl scheduler-web -am", "ENTRYPOINT [\"java\", \"-jar\", \"/app/app.jar\"]");
         assertThat(dockerfile).doesNotContain("--add-exports", "--add-opens", "--enable-preview");
+        assertThat(dockerfile).as("the JVM options GoRuntime.start requires, for every java in the image")
+                .contains("ENV JDK_JAVA_OPTIONS=\"-XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread\"");
     }
 
     @Test
