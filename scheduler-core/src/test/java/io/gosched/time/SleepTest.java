@@ -158,6 +158,7 @@ class SleepTest {
 
     /** Sleep(0) interleaved with GCs and channel operations must not leave the goroutine waiting. */
     @Test
+    @Timeout(30) // the failure Go guards against is a hang
     void TestSleepZeroDeadlock() throws Exception {
         GoTesting.runGo(4, () -> {
             Chan<Boolean> c = Chan.make();
@@ -248,6 +249,7 @@ class SleepTest {
      * still gets to run (go.dev/issue/65178).
      */
     @Test
+    @Timeout(30) // the failure Go guards against is a hang
     void TestAfterFuncStarvation() throws Exception {
         GoTesting.runGo(1, () -> {
             WaitGroup wg = new WaitGroup();

@@ -364,6 +364,7 @@ class TickTest {
     // ---- TestTickerStress, TestTickerConcurrentStress -------------------------------------------
 
     @Test
+    @Timeout(30) // the failure Go guards against is a hang
     void TestTickerStress() throws Exception {
         GoTesting.runGo(2, () -> {
             AtomicBoolean stop = new AtomicBoolean();
