@@ -39,9 +39,10 @@ public final class Go {
      * Calls nest (Go's counting); on a platform thread it does nothing (it is its own thread).
      *
      * <p>JVM departure: Go's locked M sleeps in the scheduler (stoplockedm) while its G waits;
-     * here the M sleeps inside the goroutine's frames, without unmounting its continuation,
-     * because a continuation that holds a monitor or a native frame cannot be unmounted at all.
-     * Each switch of a locked goroutine therefore costs two thread wake-ups, as in Go.
+     * here the M sleeps inside the goroutine's frames, without unmounting its continuation, so
+     * its frames never leave the thread (and a native frame, which forbids unmounting, does not
+     * stop it from parking). Each switch of a locked goroutine costs two thread wake-ups, as in
+     * Go. See docs/runtime.md, "LockOSThread".
      *
      * @throws IllegalStateException when the nesting count would overflow
      */

@@ -1908,9 +1908,9 @@ final class Scheduler {
      * goroutines run on other Ms, and the Ps keep working while it waits.
      *
      * JVM departure: Go's stoplockedm sleeps in the M's scheduler with the G's stack switched
-     * out. Here the M sleeps inside the goroutine's frames, because a continuation holding a
-     * monitor (or a native frame) cannot be unmounted at all; that is exactly what lets a locked
-     * goroutine keep a synchronized block across a park. A goroutine that ends locked ends its M
+     * out. Here the M sleeps inside the goroutine's frames, with its continuation still mounted:
+     * the frames never leave the thread, nothing is frozen or thawed, and it works even where a
+     * continuation cannot be unmounted at all (a native frame on the stack). A goroutine that ends locked ends its M
      * (Go: the thread exits), taking the thread's ThreadLocals with it; when the runtime stops
      * while a locked goroutine waits, its M unwinds the goroutine with LockedMStopped.
      */

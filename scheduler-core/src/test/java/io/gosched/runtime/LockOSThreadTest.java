@@ -155,9 +155,11 @@ class LockOSThreadTest {
     }
 
     /**
-     * A synchronized block held across channel parks and a sleep: a locked goroutine blocks
-     * its own thread instead of unmounting, so the monitor stays held by the thread that took it,
-     * and another goroutine contending for the monitor simply waits.
+     * A synchronized block held across channel parks and a sleep stays on one thread while
+     * locked, so code that pairs a monitor with its thread (a driver keeping per-thread state
+     * under a lock, Thread.holdsLock checks) sees one thread throughout; a platform thread
+     * contending for the monitor waits until the block ends. (JDK 25 lets an unlocked goroutine
+     * keep a monitor across a park too, but it may resume on another thread.)
      */
     @Test
     void synchronizedHeldAcrossParksWhileLocked() throws Exception {
@@ -168,14 +170,15 @@ class LockOSThreadTest {
             AtomicBoolean inside = new AtomicBoolean();
             Go.go(() -> {
                 for (int i = 0; i < 50; i++) {
+                    Go.sleep(Duration.ofNanos(1)); // so that the receiver parks
                     c.send(i);
                 }
             });
             Go.lockOSThread();
             try {
                 synchronized (monitor) {
+                    Thread mine = Thread.currentThread();
                     inside.set(true);
-                    // A platform thread contends for the monitor: it must wait until we leave.
                     Thread contender = Thread.ofPlatform().start(() -> {
                         synchronized (monitor) {
                             contenderDone.send(!inside.get());
@@ -183,9 +186,13 @@ class LockOSThreadTest {
                     });
                     for (int i = 0; i < 50; i++) {
                         assertEquals(i, c.recv());
+                        assertSame(mine, Thread.currentThread(), "resumed on another thread inside synchronized");
                         assertTrue(Thread.holdsLock(monitor));
                     }
-                    Go.sleep(Duration.ofMillis(5));
+                    for (int i = 0; i < 20; i++) { // unlocked, about half of these sleeps resume elsewhere
+                        Go.sleep(Duration.ofMillis(1));
+                        assertSame(mine, Thread.currentThread(), "resumed on another thread inside synchronized");
+                    }
                     assertTrue(Thread.holdsLock(monitor));
                     assertNull(contenderDone.tryRecv(), "the contender got the monitor while we held it");
                     inside.set(false);
@@ -295,6 +302,7 @@ class LockOSThreadTest {
                 Chan.<Boolean>make().recv(); // waits forever
             });
             ready.recv();
+            assertFalse(rt.shutdown(Duration.ofMillis(100)), "a goroutine was still waiting");
         }
         t.get().join(10_000);
         assertFalse(t.get().isAlive());

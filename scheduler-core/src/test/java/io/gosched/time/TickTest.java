@@ -311,6 +311,14 @@ class TickTest {
         noTick(c);
     }
 
+    /** Go: Tick returns nil for a non-positive duration (NewTicker panics). */
+    @Test
+    void tickOfNonPositiveDurationIsNil() {
+        assertEquals(null, Time.tick(Duration.ZERO));
+        assertEquals(null, Time.tick(Duration.ofSeconds(-1)));
+        assertThrows(IllegalArgumentException.class, () -> Ticker.newTicker(Duration.ZERO));
+    }
+
     /** A timer channel is receive-only, as Go's {@code <-chan Time} is. */
     @Test
     void timerChannelsAreReceiveOnly() {
