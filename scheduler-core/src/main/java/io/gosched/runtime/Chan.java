@@ -105,10 +105,29 @@ public final class Chan<T> implements Iterable<T> {
     final WaitQ recvq = new WaitQ();
     /** Blocked senders. Guarded by lock (head also read lock-free by empty()). */
     final WaitQ sendq = new WaitQ();
+    /**
+     * The channel timer that owns this channel (time.Timer, Ticker, Time.after), or null. Such a
+     * channel is receive-only for everyone but its timer, and reports len and cap 0 (Go 1.23).
+     * Go: hchan.timer
+     */
+    final RuntimeTimer timer;
 
     private Chan(int capacity) {
+        this(capacity, null);
+    }
+
+    private Chan(int capacity, RuntimeTimer timer) {
         this.dataqsiz = capacity;
         this.buf = new Object[capacity];
+        this.timer = timer;
+    }
+
+    /**
+     * The channel of channel timer t: one buffer slot for the timer's own non-blocking send,
+     * which stop and reset drain. Go: time.NewTimer's make(chan Time, 1) plus newTimer's c.timer
+     */
+    static Chan<java.time.Instant> timerChan(RuntimeTimer t) {
+        return new Chan<>(1, t);
     }
 
     /** An unbuffered channel. Go: runtime/chan.go makechan */
@@ -153,6 +172,9 @@ public final class Chan<T> implements Iterable<T> {
      * Go: runtime/chan.go chansend
      */
     private boolean chansend(Object ep, boolean block) {
+        if (timer != null) {
+            throw notForTimerChannels("send on");
+        }
         G gp = Scheduler.getg();
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
@@ -226,6 +248,50 @@ public final class Chan<T> implements Iterable<T> {
             throw new ChanClosedException("send on closed channel");
         }
         return true;
+    }
+
+    /** Go's type system makes a timer's channel receive-only ({@code <-chan Time}); here it is checked. */
+    static UnsupportedOperationException notForTimerChannels(String op) {
+        return new UnsupportedOperationException(op + " a timer channel: it is receive-only (Go: <-chan time.Time)");
+    }
+
+    /**
+     * The send of a channel timer's function: to a waiting receiver, else into the buffer, else
+     * dropped (a ticker's slow receiver). Never blocks, is no preemption point, may run on a
+     * scheduler thread. Go: time/sleep.go sendTime's select with default
+     */
+    void timerSend(Object ep) {
+        lock.lock();
+        Sudog sg = recvq.dequeue();
+        if (sg != null) {
+            sg.elem = ep;
+            sg.success = true;
+            lock.unlock();
+            sg.ready(Scheduler.mFor(Scheduler.getg()));
+            return;
+        }
+        if (qcount < dataqsiz) {
+            bufferPut(ep);
+        }
+        lock.unlock();
+    }
+
+    /**
+     * Discards a value the timer sent and nobody received; returns whether there was one. Must
+     * not fire the timer (the caller may hold its sendLock). Go: runtime/chan.go timerchandrain
+     */
+    boolean timerDrain() {
+        if ((int) QCOUNT.getAcquire(this) == 0) {
+            return false;
+        }
+        lock.lock();
+        boolean any = false;
+        while (qcount > 0) {
+            bufferTake();
+            any = true;
+        }
+        lock.unlock();
+        return any;
     }
 
     /** lock must be held; qcount < dataqsiz. */
@@ -340,6 +406,9 @@ public final class Chan<T> implements Iterable<T> {
             }
             Scheduler.checkpoint(gp);
         }
+        if (timer != null) {
+            timer.maybeRunChan(); // a due timer nobody waited on fires now (Go 1.23: lazily)
+        }
         // Fast path: check for failed non-blocking operation without acquiring the lock.
         if (!block && empty()) {
             // After observing that the channel is not ready for receiving, we observe whether it is
@@ -394,18 +463,35 @@ public final class Chan<T> implements Iterable<T> {
             mysg.g = gp;
             mysg.parkAfterUnlock = true;
             recvq.enqueue(mysg);
+            if (timer != null) {
+                timer.blockChan();
+            }
             lock.unlock(); // before the park: see "Early release" above
             if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_RECEIVE)) {
-                withdrawAfterFailedPark(recvq, mysg, gp, WaitReason.CHAN_RECEIVE);
+                try {
+                    withdrawAfterFailedPark(recvq, mysg, gp, WaitReason.CHAN_RECEIVE);
+                } finally {
+                    if (timer != null) {
+                        timer.unblockChan();
+                    }
+                }
+            } else if (timer != null) {
+                timer.unblockChan();
             }
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
             mysg.waiter = p;
             p.param = null;
             recvq.enqueue(mysg);
+            if (timer != null) {
+                timer.blockChan();
+            }
             lock.unlock();
             Sudog fired = p.park(this);
             assert fired == mysg : "chanrecv: spurious wakeup";
+            if (timer != null) {
+                timer.unblockChan();
+            }
         }
         Object v = mysg.success ? mysg.elem : CLOSED_EMPTY;
         Sudog.releaseSudog(mysg);
@@ -439,6 +525,9 @@ public final class Chan<T> implements Iterable<T> {
      *     Go: runtime/chan.go closechan
      */
     public void close() {
+        if (timer != null) {
+            throw notForTimerChannels("close of");
+        }
         lock.lock();
         if (closed != 0) {
             lock.unlock();
@@ -481,14 +570,14 @@ public final class Chan<T> implements Iterable<T> {
         return (int) CLOSED.getAcquire(this) != 0;
     }
 
-    /** Values in the buffer now (Go's len(ch)); a snapshot. */
+    /** Values in the buffer now (Go's len(ch)); a snapshot. 0 for a timer's channel (Go 1.23). */
     public int len() {
-        return (int) QCOUNT.getAcquire(this);
+        return timer != null ? 0 : (int) QCOUNT.getAcquire(this);
     }
 
-    /** Buffer capacity (Go's cap(ch)). */
+    /** Buffer capacity (Go's cap(ch)). 0 for a timer's channel: it behaves as unbuffered (Go 1.23). */
     public int cap() {
-        return dataqsiz;
+        return timer != null ? 0 : dataqsiz;
     }
 
     /** Senders blocked on this channel now (including pending {@link #sendAsync} and select cases); a snapshot. */
@@ -524,6 +613,9 @@ public final class Chan<T> implements Iterable<T> {
      */
     public CompletableFuture<Void> sendAsync(T value) {
         Objects.requireNonNull(value, "value");
+        if (timer != null) {
+            throw notForTimerChannels("send on");
+        }
         lock.lock();
         if (closed != 0) {
             lock.unlock();
@@ -556,6 +648,9 @@ public final class Chan<T> implements Iterable<T> {
      */
     @SuppressWarnings("unchecked")
     public CompletableFuture<Received<T>> recvAsync() {
+        if (timer != null) {
+            timer.maybeRunChan();
+        }
         lock.lock();
         if (closed != 0 && qcount == 0) {
             lock.unlock();
@@ -577,6 +672,9 @@ public final class Chan<T> implements Iterable<T> {
         }
         AsyncOp<Received<T>> f = new AsyncOp<>(this, false);
         recvq.enqueue(f.sg);
+        if (timer != null) {
+            timer.blockChan(); // unblocked when the op is woken or withdrawn
+        }
         lock.unlock();
         return f;
     }
@@ -623,6 +721,9 @@ public final class Chan<T> implements Iterable<T> {
         @Override
         @SuppressWarnings("unchecked")
         public void wake(Sudog s) {
+            if (!isSend && chan.timer != null) {
+                chan.timer.unblockChan();
+            }
             if (isSend) {
                 if (s.success) {
                     super.complete(null);
@@ -641,6 +742,9 @@ public final class Chan<T> implements Iterable<T> {
             }
             chan.lock.lock();
             (isSend ? chan.sendq : chan.recvq).dequeueSudoG(sg);
+            if (!isSend && chan.timer != null) {
+                chan.timer.unblockChan();
+            }
             chan.lock.unlock();
             return true;
         }
@@ -705,7 +809,7 @@ public final class Chan<T> implements Iterable<T> {
 
     @Override
     public String toString() {
-        return "Chan#" + id + "[len=" + len() + ", cap=" + dataqsiz + (isClosed() ? ", closed]" : "]");
+        return "Chan#" + id + (timer != null ? "[timer" : "[len=" + len() + ", cap=" + dataqsiz) + (isClosed() ? ", closed]" : "]");
     }
 
     // ---- wait queue ----------------------------------------------------------------------------

@@ -110,6 +110,15 @@ final class G implements Runnable {
     int locks;
 
     /**
+     * The M this G is wired to by {@code Go.lockOSThread}, or null. Written only by this G while
+     * it runs (lockOSThread, unlockOSThread) and by its M when it exits; read by any M that takes
+     * the G off a run queue (startlockedm). Go: g.lockedm
+     */
+    volatile M lockedm;
+    /** lockOSThread nesting depth (Go: m.lockedExt, kept on the G: the two are wired). */
+    int lockedExt;
+
+    /**
      * Sched-latency tracking: every {@link Scheduler#G_TRACKING_PERIOD}th G is timed from
      * runnable to running (Go's gTrackingPeriod), so the cost of {@code System.nanoTime} is paid
      * by few transitions. 0 when not tracked.
@@ -128,7 +137,9 @@ final class G implements Runnable {
         try {
             fn.run();
         } catch (Throwable t) {
-            sched.uncaught(goid, t);
+            if (!(t instanceof Scheduler.LockedMStopped)) { // the runtime stopped under a locked G: not its failure
+                sched.uncaught(goid, t);
+            }
         }
     }
 

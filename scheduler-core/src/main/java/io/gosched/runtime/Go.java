@@ -29,6 +29,53 @@ public final class Go {
     }
 
     /**
+     * runtime.LockOSThread: wires the calling goroutine to the thread (M) it runs on. Until as
+     * many {@link #unlockOSThread()} calls as lockOSThread calls have been made, the goroutine
+     * always runs on that thread, and that thread runs no other goroutine: when the goroutine
+     * blocks, the thread hands its P to another M and waits with it, keeping its frames, so
+     * ThreadLocals, a {@code synchronized} block held across a channel operation or a sleep, and
+     * thread-affine libraries see one thread throughout. If the goroutine ends while locked, the
+     * thread ends too (its ThreadLocals with it) and the runtime starts another M when needed.
+     * Calls nest (Go's counting); on a platform thread it does nothing (it is its own thread).
+     *
+     * <p>JVM departure: Go's locked M sleeps in the scheduler (stoplockedm) while its G waits;
+     * here the M sleeps inside the goroutine's frames, without unmounting its continuation, so
+     * its frames never leave the thread (and a native frame, which forbids unmounting, does not
+     * stop it from parking). Each switch of a locked goroutine costs two thread wake-ups, as in
+     * Go. See docs/runtime.md, "LockOSThread".
+     *
+     * @throws IllegalStateException when the nesting count would overflow
+     */
+    public static void lockOSThread() {
+        G gp = Scheduler.getg();
+        if (gp == null) {
+            return;
+        }
+        if (gp.lockedExt == Integer.MAX_VALUE) {
+            throw new IllegalStateException("LockOSThread nesting overflow");
+        }
+        gp.lockedExt++;
+        M mp = gp.m;
+        mp.lockedg = gp;
+        gp.lockedm = mp;
+    }
+
+    /**
+     * runtime.UnlockOSThread: undoes one {@link #lockOSThread()}; at zero the goroutine may again
+     * run on any thread. A call with no lock held does nothing (Go's rule).
+     */
+    public static void unlockOSThread() {
+        G gp = Scheduler.getg();
+        if (gp == null || gp.lockedExt == 0) {
+            return;
+        }
+        if (--gp.lockedExt == 0) {
+            gp.lockedm.lockedg = null;
+            gp.lockedm = null;
+        }
+    }
+
+    /**
      * runtime.Gosched: yields the processor; the current goroutine goes to the global run
      * queue, behind the work already there. On a platform thread: {@link Thread#yield()}.
      */

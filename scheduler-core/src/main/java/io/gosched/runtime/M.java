@@ -44,6 +44,10 @@ final class M extends Thread {
     long traceClock;
     /** This M's syscalltick snapshot, for exitsyscall's fast path. */
     long syscalltick;
+    /** The goroutine wired to this M by Go.lockOSThread, or null (Go: m.lockedg). Written by that G. */
+    volatile G lockedg;
+    /** Its locked goroutine ended locked: this M leaves its scheduling loop and its thread ends. */
+    boolean exiting;
 
     /** The park note: set by notewakeup, consumed by notesleep. */
     private volatile boolean wakeup;

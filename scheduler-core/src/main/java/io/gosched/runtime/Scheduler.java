@@ -160,7 +160,7 @@ final class Scheduler {
             gp.parkArg = arg; // see G "Why the park fields are few"
         }
         gp.op = G.OP_PARK;
-        if (!Coroutine.yieldToScheduler()) {
+        if (!yieldToScheduler(gp)) {
             gp.op = G.OP_NONE;
             gp.parkCommit = null;
             gp.parkArg = null;
@@ -252,7 +252,7 @@ final class Scheduler {
         assert gp.status() != G.SYSCALL : "goparkUnlocked inside a syscall";
         gp.waitreason = reason.code();
         gp.op = G.OP_PARK;
-        if (!Coroutine.yieldToScheduler()) {
+        if (!yieldToScheduler(gp)) {
             gp.op = G.OP_NONE;
             return false;
         }
@@ -301,7 +301,7 @@ final class Scheduler {
             return;
         }
         gp.op = G.OP_GOSCHED;
-        if (!Coroutine.yieldToScheduler()) {
+        if (!yieldToScheduler(gp)) {
             gp.op = G.OP_NONE; // pinned: a yield is only a hint
         }
     }
@@ -332,7 +332,7 @@ final class Scheduler {
     /** Go: runtime/proc.go gopreempt_m. Executed only by gp itself. */
     static void gopreempt(G gp) {
         gp.op = G.OP_PREEMPT;
-        if (!Coroutine.yieldToScheduler()) {
+        if (!yieldToScheduler(gp)) {
             gp.op = G.OP_NONE;
         }
     }
@@ -625,6 +625,9 @@ final class Scheduler {
      */
     private void schedule(M mp) {
         for (;;) {
+            if (mp.exiting) {
+                return; // its locked goroutine ended locked (see "LockOSThread")
+            }
             if (mp.p == null) {
                 // exitsyscall0 parked without a P and was woken with one, or for shutdown.
                 if (sched.stopping) {
@@ -729,6 +732,11 @@ final class Scheduler {
      * Go: runtime/proc.go execute
      */
     private G execute(M mp, G gp, boolean inheritTime) {
+        M lockedm = gp.lockedm;
+        if (lockedm != null && lockedm != mp) {
+            startlockedm(mp, gp, lockedm);
+            return null;
+        }
         P pp = mp.p;
         mp.curg = gp;
         gp.m = mp;
@@ -764,6 +772,10 @@ final class Scheduler {
         if (gp.coroutine.isDone()) {
             if (Trace.on) {
                 Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_END, 0);
+            }
+            if (gp.lockedm != null) {
+                exitLocked(mp, gp);
+                return null;
             }
             goexit0(mp, gp);
             return null;
@@ -1836,7 +1848,7 @@ final class Scheduler {
             Trace.record(null, gp.goid, Trace.K_GO_SYSEXIT, 1);
         }
         gp.op = G.OP_EXITSYSCALL;
-        if (!Coroutine.yieldToScheduler()) {
+        if (!yieldToScheduler(gp)) {
             throw new IllegalStateException("goroutine " + gp.goid + " cannot leave a syscall while pinned");
         }
     }
@@ -1888,6 +1900,158 @@ final class Scheduler {
             return;
         }
         stopm(mp);
+    }
+
+    // =============================================================================================
+    // LockOSThread
+    // =============================================================================================
+
+    /*
+     * LockOSThread (Go: lockedm/lockedg, startlockedm, stoplockedm). A goroutine locked to its M
+     * is never unmounted from that M's thread. Where another goroutine would yield its
+     * continuation (a park, Gosched, a preemption, the slow exit from a syscall), a locked one
+     * does in place, on its own thread and still inside its frames, what the M would have done
+     * after the yield (lockedSwitch): commit the park (or queue itself globally as RUNNABLE),
+     * hand the P off (handoffp), and sleep on the M's note. Whoever readies it queues it as any
+     * G; the M that takes it off a run queue sees it is locked elsewhere and, in execute, hands
+     * its own P to the locked M and stops (startlockedm). The locked M wakes with that P and the
+     * goroutine returns from its park. So while locked, the M runs that goroutine only, other
+     * goroutines run on other Ms, and the Ps keep working while it waits.
+     *
+     * JVM departure: Go's stoplockedm sleeps in the M's scheduler with the G's stack switched
+     * out. Here the M sleeps inside the goroutine's frames, with its continuation still mounted:
+     * the frames never leave the thread, nothing is frozen or thawed, and it works even where a
+     * continuation cannot be unmounted at all (a native frame on the stack). A goroutine that ends locked ends its M
+     * (Go: the thread exits), taking the thread's ThreadLocals with it; when the runtime stops
+     * while a locked goroutine waits, its M unwinds the goroutine with LockedMStopped.
+     */
+
+    /** Thrown inside a locked goroutine that waits when the runtime stops: unwinds it quietly. */
+    static final class LockedMStopped extends Error {
+        LockedMStopped() {
+            super("the runtime stopped while this goroutine, locked to its thread, was waiting", null, false, false);
+        }
+    }
+
+    /** Yields gp's continuation to its M, or, for a goroutine locked to its M, switches in place. */
+    static boolean yieldToScheduler(G gp) {
+        if (gp.lockedm != null) {
+            gp.sched.scheduler.lockedSwitch(gp);
+            return true;
+        }
+        return Coroutine.yieldToScheduler();
+    }
+
+    /**
+     * What execute does after a yield, for a locked gp, on its own M and inside its frames; then
+     * stoplockedm. Returns when gp runs again, holding a P.
+     * Executed only by gp (on its locked M).
+     */
+    private void lockedSwitch(G gp) {
+        M mp = gp.lockedm;
+        int op = gp.op;
+        gp.op = G.OP_NONE;
+        switch (op) {
+            case G.OP_PARK -> {
+                ParkCommit commit = gp.parkCommit;
+                Object arg = gp.parkArg;
+                gp.parkCommit = null;
+                gp.parkArg = null;
+                if (!gp.casStatus(G.RUNNING, G.WAITING)) {
+                    gp.casgstatus(G.READIED, G.RUNNING); // woken before it parked: go on
+                    return;
+                }
+                // gp.m stays mp: the commit's timers go to this M's P, which it still holds.
+                if (commit != null && !commit.commit(gp, arg)) {
+                    gp.casgstatus(G.WAITING, G.RUNNABLE);
+                    gp.casgstatus(G.RUNNABLE, G.RUNNING);
+                    return;
+                }
+            }
+            case G.OP_GOSCHED, G.OP_PREEMPT -> {
+                gp.casgstatus(G.RUNNING, G.RUNNABLE);
+                if (op == G.OP_PREEMPT && mp.p != null) {
+                    mp.p.count(P.C_PREEMPTIONS);
+                }
+                globrunqputLocked(gp);
+            }
+            case G.OP_EXITSYSCALL -> {
+                gp.casgstatus(G.SYSCALL, G.RUNNABLE);
+                globrunqputLocked(gp);
+                wakep();
+            }
+            default -> throw new IllegalStateException("goroutine " + gp.goid + " yielded without a reason");
+        }
+        stoplockedm(mp, gp);
+    }
+
+    /**
+     * The locked M gives its P away while gp is not running, and sleeps until the M that takes
+     * gp off a run queue hands it a P. Executed only by mp, inside gp's frames.
+     * Go: runtime/proc.go stoplockedm
+     */
+    private void stoplockedm(M mp, G gp) {
+        mp.curg = null;
+        if (mp.p != null) {
+            handoffp(releasep(mp));
+        }
+        P pp;
+        for (;;) {
+            mp.notesleep();
+            pp = mp.nextp;
+            if (pp != null) {
+                mp.nextp = null;
+                break;
+            }
+            if (sched.stopping) {
+                // Unwind gp on its own thread; execute then ends it (exitLocked) and this M.
+                mp.curg = gp;
+                gp.m = mp;
+                if (!gp.casStatus(G.WAITING, G.RUNNING)) {
+                    gp.casgstatus(G.RUNNABLE, G.RUNNING);
+                }
+                throw new LockedMStopped();
+            }
+        }
+        acquirep(mp, pp);
+        mp.curg = gp;
+        gp.m = mp;
+        gp.casgstatus(G.RUNNABLE, G.RUNNING);
+        gp.preempt = false;
+        pp.incSchedtick();
+        pp.count(P.C_SCHEDULES);
+    }
+
+    /**
+     * mp took gp, locked to another M, off a run queue: give mp's P to gp's M and let mp stop
+     * (the caller's loop finds it without a P). Executed only by mp.
+     * Go: runtime/proc.go startlockedm
+     */
+    private void startlockedm(M mp, G gp, M lockedm) {
+        P pp = releasep(mp);
+        lockedm.nextp = pp;
+        lockedm.notewakeup();
+    }
+
+    /**
+     * gp ended while locked to mp: like Go, whose thread exits then, this M does not go back to
+     * scheduling; its P is handed off and its thread ends. Executed only by mp.
+     */
+    private void exitLocked(M mp, G gp) {
+        gp.lockedm = null;
+        gp.lockedExt = 0;
+        mp.lockedg = null;
+        goexit0(mp, gp);
+        mp.exiting = true;
+        sched.lock.lock();
+        try {
+            sched.allm.remove(mp);
+        } finally {
+            sched.lock.unlock();
+        }
+        if (mp.p != null) {
+            handoffp(releasep(mp));
+        }
     }
 
     // =============================================================================================

@@ -62,6 +62,9 @@ public final class Select {
     /** A send case; {@code ch == null} never proceeds. Value must not be null. */
     public static <T> SelectCase send(Chan<T> ch, T value) {
         Objects.requireNonNull(value, "value");
+        if (ch != null && ch.timer != null) {
+            throw Chan.notForTimerChannels("send on");
+        }
         return new SelectCase(ch, true, value);
     }
 
@@ -112,6 +115,9 @@ public final class Select {
             SelectCase cas = cases[i];
             if (cas.c == null) {
                 continue;
+            }
+            if (cas.c.timer != null) {
+                cas.c.timer.maybeRunChan(); // a due timer nobody waited on fires now (Go 1.23)
             }
             int j = pp != null ? pp.cheaprand() % (norder + 1) : rnd.nextInt(norder + 1); // cheaprandn(norder+1)
             pollorder[norder] = pollorder[j];
@@ -215,6 +221,9 @@ public final class Select {
                 cas.c.sendq.enqueue(sg);
             } else {
                 cas.c.recvq.enqueue(sg);
+                if (cas.c.timer != null) {
+                    cas.c.timer.blockChan(); // every lock held; undone in pass 3
+                }
             }
         }
 
@@ -232,6 +241,9 @@ public final class Select {
                     SelectCase cas = cases[lockorder[i]];
                     Sudog next = sg.waitlink;
                     (cas.isSend ? cas.c.sendq : cas.c.recvq).dequeueSudoG(sg);
+                    if (!cas.isSend && cas.c.timer != null) {
+                        cas.c.timer.unblockChan();
+                    }
                     sg.waitlink = null;
                     Sudog.releaseSudog(sg);
                     sg = next;
@@ -261,6 +273,9 @@ public final class Select {
         for (int i = 0; i < norder; i++) {
             int k = lockorder[i];
             SelectCase cas = cases[k];
+            if (!cas.isSend && cas.c.timer != null) {
+                cas.c.timer.unblockChan();
+            }
             if (sglist == sg1) {
                 // sg1 has already been dequeued by the G that woke us up.
                 casi = k;

@@ -232,6 +232,7 @@ final class TimerHeap {
         for (;;) {
             RuntimeTimer t;
             long w;
+            long seq;
             synchronized (this) {
                 if (len == 0) {
                     break;
@@ -242,23 +243,18 @@ final class TimerHeap {
                     if (w > now) {
                         break;
                     }
-                    if (t.period > 0) {
-                        // Missed ticks are skipped, not replayed: the next tick is the first
-                        // multiple of period after now.
-                        long p = t.period;
-                        long next2 = w + p * (1 + (now - w) / p);
-                        t.when = next2 < w ? Long.MAX_VALUE : next2;
-                        siftDown(0);
+                    seq = t.take(now);
+                    if (t.when > 0) {
+                        siftDown(0); // periodic: next tick
                     } else {
                         removeAt(0);
-                        t.when = 0;
                     }
                     updateMinWhen();
                 }
             }
             // The heap is unlocked while the function runs (Go's unlockAndRun).
             try {
-                t.f.fire(t.arg, w, now - w);
+                t.run(seq, w, now - w);
             } catch (Throwable e) {
                 reportTimerFailure(e);
             }

@@ -7,21 +7,21 @@ import java.time.Instant;
 
 /**
  * Delivers the time on {@link #c()} every period. A slow receiver misses ticks rather than
- * queueing them: the channel holds one, and the next tick is the first period boundary after
- * now (Go's rule). After {@link #stop()} or {@link #reset(Duration)} returns, no tick from
- * before the call can be received.
+ * queueing them: the next tick is the first period boundary after now (Go's rule). As in Go
+ * 1.23, the channel is unbuffered (len and cap 0), after {@link #stop()} or
+ * {@link #reset(Duration)} returns no tick from before the call can be received, and a ticker
+ * nobody references any more is garbage-collected even if it was never stopped: it is in a
+ * scheduler heap only while someone is blocked on its channel.
  *
  * Go: time/tick.go Ticker
  */
 public final class Ticker {
 
-    private final Chan<Instant> c = Chan.make(1);
-    private final Object lock = new Object();
-    private long seq;
-    private RuntimeTimer current;
+    private final RuntimeTimer t = RuntimeTimer.newChanTimer();
 
     private Ticker(Duration d) {
-        arm(d);
+        long period = saturatedNanos(d);
+        t.reset(RuntimeTimer.whenAfter(period), period);
     }
 
     /**
@@ -31,64 +31,35 @@ public final class Ticker {
      *     Go: time.NewTicker
      */
     public static Ticker newTicker(Duration d) {
-        checkPeriod(d);
+        checkPeriod(d, "NewTicker");
         return new Ticker(d);
     }
 
     /** The channel the ticks are sent on. */
     public Chan<Instant> c() {
-        return c;
+        return t.c();
     }
 
-    /** Stops the ticker; no tick is sent afterwards. Go: time.Ticker.Stop */
+    /** Stops the ticker; no tick is received afterwards. Go: time.Ticker.Stop */
     public void stop() {
-        synchronized (lock) {
-            disarmLocked();
-        }
-        c.tryRecv();
+        t.stop();
     }
 
-    /** Stops the ticker and restarts it with period d, discarding an unreceived tick. Go: time.Ticker.Reset */
+    /**
+     * Stops the ticker and restarts it with period d, discarding an unreceived tick.
+     *
+     * @throws IllegalArgumentException when d is not positive ("non-positive interval for Ticker.Reset")
+     *     Go: time.Ticker.Reset
+     */
     public void reset(Duration d) {
-        checkPeriod(d);
-        synchronized (lock) {
-            disarmLocked();
-        }
-        c.tryRecv();
-        arm(d);
-    }
-
-    private static void checkPeriod(Duration d) {
-        if (d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException("non-positive interval for NewTicker: " + d);
-        }
-    }
-
-    /** lock held. */
-    private void disarmLocked() {
-        seq++;
-        if (current != null) {
-            current.stop();
-            current = null;
-        }
-    }
-
-    private void arm(Duration d) {
+        checkPeriod(d, "Ticker.Reset");
         long period = saturatedNanos(d);
-        synchronized (lock) {
-            long mySeq = seq;
-            RuntimeTimer rt = new RuntimeTimer((arg, when, delay) -> fire((Long) arg, delay), mySeq);
-            current = rt;
-            rt.reset(RuntimeTimer.whenAfter(period), period);
-        }
+        t.reset(RuntimeTimer.whenAfter(period), period);
     }
 
-    private void fire(long mySeq, long delay) {
-        synchronized (lock) {
-            if (mySeq != seq) {
-                return;
-            }
-            c.trySend(Instant.now().minusNanos(delay)); // full: the receiver is slow, drop the tick
+    private static void checkPeriod(Duration d, String what) {
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException("non-positive interval for " + what + ": " + d);
         }
     }
 

@@ -33,8 +33,15 @@ public final class Time {
         Go.sleep(d);
     }
 
-    /** A channel of ticks every d that can never be stopped. Go: time.Tick */
+    /**
+     * A channel of ticks every d. Its ticker cannot be stopped, but (Go 1.23) is garbage-collected
+     * once the channel is no longer referenced. Null when d is not positive (Go returns nil).
+     * Go: time.Tick
+     */
     public static Chan<Instant> tick(Duration d) {
+        if (d.isNegative() || d.isZero()) {
+            return null;
+        }
         return Ticker.newTicker(d).c();
     }
 }

@@ -13,39 +13,33 @@ import java.util.Objects;
  * {@link Time#afterFunc}, a function starts in its own goroutine). Works from goroutines and
  * platform threads alike.
  *
- * <p>Stop and reset follow Go 1.23's synchronous timer channels: after {@link #stop()} or
- * {@link #reset(Duration)} returns, no value from before the call can be received, and they
- * return true if the timer had not yet delivered (it was pending, its send was in flight, or
- * its value sat unreceived in the channel).
+ * <p>Go 1.23 timer channels ({@code asynctimerchan=0}). The channel is unbuffered: its
+ * {@code len()} and {@code cap()} are 0, and after {@link #stop()} or {@link #reset(Duration)}
+ * returns no value from before the call can be received. Both return true if the timer had not
+ * yet delivered (it was pending, its send was in flight, or its value was unreceived). The
+ * channel is receive-only: sending on it or closing it throws UnsupportedOperationException.
  *
- * <p>The channel has a buffer of one, so the runtime's timer function never blocks; Go reports
- * its timer channels as unbuffered (len and cap 0), this one reports the buffer.
+ * <p>Garbage collection. The timer is in a scheduler heap only while someone is blocked
+ * receiving on its channel, so a timer nobody references any more (a {@code Time.after} in a
+ * select loop whose other case won) is collected before it fires, stopped or not.
  *
  * Go: time/sleep.go Timer, runtime/time.go (timer channels)
  */
 public final class Timer {
 
+    private final RuntimeTimer t;
     private final Chan<Instant> c;
-    private final Runnable f;
-    private final GoRuntime runtime;
 
-    /** Guards seq, armed and current (Go's sendLock plus the timer lock). */
-    private final Object lock = new Object();
-    private long seq;
-    private boolean armed;
-    private RuntimeTimer current;
-
-    private Timer(Chan<Instant> c, Runnable f, GoRuntime runtime) {
-        this.c = c;
-        this.f = f;
-        this.runtime = runtime;
+    private Timer(RuntimeTimer t) {
+        this.t = t;
+        this.c = t.c();
     }
 
     /** A timer that sends the current time on its channel after d. Go: time.NewTimer */
     public static Timer newTimer(Duration d) {
-        Timer t = new Timer(Chan.make(1), null, null);
-        t.arm(d);
-        return t;
+        Timer timer = new Timer(RuntimeTimer.newChanTimer());
+        timer.t.reset(when(d), 0);
+        return timer;
     }
 
     /**
@@ -54,9 +48,10 @@ public final class Timer {
      */
     static Timer afterFunc(Duration d, Runnable f) {
         Objects.requireNonNull(f, "f");
-        Timer t = new Timer(null, f, Go.inGoroutine() ? Go.runtime() : null);
-        t.arm(d);
-        return t;
+        GoRuntime runtime = Go.inGoroutine() ? Go.runtime() : null;
+        Timer timer = new Timer(new RuntimeTimer((arg, when, delay) -> goFunc(runtime, f), null));
+        timer.t.reset(when(d), 0);
+        return timer;
     }
 
     /** The channel the time is sent on; null for an afterFunc timer (Go: C is nil). */
@@ -66,15 +61,11 @@ public final class Timer {
 
     /**
      * Stops the timer. Returns true if this call prevented the delivery, false if the timer had
-     * already delivered its value (or run its function) or been stopped.
+     * already delivered its value (or started its function) or been stopped.
      * Go: time.Timer.Stop
      */
     public boolean stop() {
-        boolean pending;
-        synchronized (lock) {
-            pending = disarmLocked();
-        }
-        return drain() | pending;
+        return t.stop();
     }
 
     /**
@@ -83,56 +74,16 @@ public final class Timer {
      * Go: time.Timer.Reset
      */
     public boolean reset(Duration d) {
-        boolean pending;
-        synchronized (lock) {
-            pending = disarmLocked();
-        }
-        pending |= drain();
-        arm(d);
-        return pending;
+        return t.reset(when(d), 0);
     }
 
-    /** lock held. */
-    private boolean disarmLocked() {
-        boolean pending = armed;
-        armed = false;
-        seq++; // a firing already taken off the heap sees a stale seq and delivers nothing
-        if (current != null) {
-            current.stop();
-            current = null;
-        }
-        return pending;
+    /** The nanotime d from now; never in the past, saturating far in the future. Go: time.when */
+    static long when(Duration d) {
+        return RuntimeTimer.whenAfter(Ticker.saturatedNanos(d));
     }
 
-    private boolean drain() {
-        return c != null && c.tryRecv() != null;
-    }
-
-    private void arm(Duration d) {
-        long nanos = Ticker.saturatedNanos(d);
-        synchronized (lock) {
-            long mySeq = seq;
-            armed = true;
-            RuntimeTimer rt = new RuntimeTimer((arg, when, delay) -> fire((Long) arg, delay), mySeq);
-            current = rt;
-            rt.reset(RuntimeTimer.whenAfter(nanos), 0);
-        }
-    }
-
-    /** The runtime timer fired. Runs on a scheduler thread: must not block. */
-    private void fire(long mySeq, long delay) {
-        synchronized (lock) {
-            if (mySeq != seq || !armed) {
-                return; // stopped or reset after the runtime took it off the heap
-            }
-            armed = false;
-            current = null;
-            if (c != null) {
-                // The delivered time is when the timer was due, not when this thread got to it.
-                c.trySend(Instant.now().minusNanos(delay));
-                return;
-            }
-        }
+    /** An afterFunc timer fired. Runs on a scheduler thread: must not block. Go: time.goFunc */
+    private static void goFunc(GoRuntime runtime, Runnable f) {
         if (runtime != null && !runtime.isShutdown()) {
             runtime.go(f);
         } else {
