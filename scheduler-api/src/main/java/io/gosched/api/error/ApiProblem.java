@@ -74,7 +74,24 @@ public final class ApiProblem extends ErrorResponseException {
 
     /** 429: the service holds as much work as it may; try again after {@code retryAfter}. */
     public static ApiProblem overloaded(String detail, Duration retryAfter) {
-        ApiProblem p = new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "overloaded", "Too many requests", detail);
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "overloaded", "Too many requests", detail), retryAfter);
+    }
+
+    /**
+     * 429: taking this request would exceed a memory budget (the service's, or one holder's share
+     * of it); nothing already accepted was dropped. The caller adds the members that name the
+     * budget, its size and what holds it.
+     */
+    public static ApiProblem budgetFull(String detail, Duration retryAfter) {
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "memory-budget", "Memory budget full", detail), retryAfter);
+    }
+
+    /** 429: as many streams or pending calls are open as a limit allows. */
+    public static ApiProblem tooManyOpen(String detail, Duration retryAfter) {
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "too-many-open", "Too many open requests", detail), retryAfter);
+    }
+
+    private static ApiProblem retryAfter(ApiProblem p, Duration retryAfter) {
         long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
         p.headers.set(HttpHeaders.RETRY_AFTER, Long.toString(seconds));
         return p.with("retryAfterSeconds", seconds);
