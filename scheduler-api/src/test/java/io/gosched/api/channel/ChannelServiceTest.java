@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.runtime.Received;
@@ -18,7 +20,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The withdrawal rules of HTTP sends and receives, without HTTP. */
 class ChannelServiceTest {
 
-    final ChannelService channels = new ChannelService(TestProperties.api(Map.of()), new ApiMetrics(null));
+    final ApiProperties properties = TestProperties.api(Map.of());
+    final ApiMetrics metrics = new ApiMetrics(null);
+    final ChannelService channels = new ChannelService(properties, metrics, ServiceBudget.of(properties, metrics));
     final JsonNodeFactory f = JsonNodeFactory.instance;
 
     @Test

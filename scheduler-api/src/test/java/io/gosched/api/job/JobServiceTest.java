@@ -9,6 +9,8 @@ import java.util.Map;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.HeldValue;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
@@ -34,6 +36,7 @@ class JobServiceTest {
 
     GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    ServiceBudget budget;
     ChannelService channels;
     JobService jobs;
 
@@ -41,8 +44,10 @@ class JobServiceTest {
         Map<String, String> all = new HashMap<>(props);
         ApiProperties p = TestProperties.api(all);
         ApiMetrics metrics = new ApiMetrics(registry);
-        channels = new ChannelService(p, metrics);
-        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), Clock.systemUTC());
+        budget = ServiceBudget.of(p, metrics);
+        channels = new ChannelService(p, metrics, budget);
+        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), Clock.systemUTC(),
+                budget);
     }
 
     @AfterEach
@@ -114,10 +119,11 @@ class JobServiceTest {
         List<Integer> order = new ArrayList<>();
         Received<Object> r;
         while ((r = channels.lookup("order").tryRecv()) != null && r.ok()) {
-            order.add(((JsonNode) r.value()).asInt());
+            order.add(HeldValue.take(r.value()).asInt());
         }
         // priority 9: jobs 2, 5; priority 5: 1, 3, 7; priority 1: 0, 4; priority 0: 6
         assertThat(order).containsExactly(2, 5, 1, 3, 7, 0, 4, 6);
+        assertThat(channels.get("order").share().used()).as("every value taken gave its bytes back").isZero();
     }
 
     @Test
