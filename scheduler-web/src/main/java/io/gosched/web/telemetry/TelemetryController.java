@@ -29,10 +29,11 @@ class TelemetryController {
     /**
      * One {@code snapshot} event at once and then one per {@code intervalMs} (default 1000), bounded
      * by {@code gosched.telemetry.stream.min-interval}/{@code max-interval}; a bad value is a 400
-     * problem detail naming the parameter.
+     * problem detail naming the parameter. Each event's data is a {@link TelemetrySnapshot} as JSON,
+     * written once for all subscribers; beyond {@code max-open-streams} the answer is 429.
      */
     @GetMapping(path = "/api/v1/telemetry/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
-    Flux<ServerSentEvent<TelemetrySnapshot>> stream(@RequestParam(required = false) String intervalMs) {
+    Flux<ServerSentEvent<String>> stream(@RequestParam(required = false) String intervalMs) {
         return stream.events(interval(intervalMs));
     }
 
