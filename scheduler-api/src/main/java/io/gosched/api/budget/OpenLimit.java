@@ -53,12 +53,25 @@ public final class OpenLimit {
 
     /** Takes one place or throws the 429; pair every success with one {@link #release}. */
     public void acquire() {
+        acquire(false);
+    }
+
+    /**
+     * As {@link #acquire}; with {@code freeing} the request's bytes are forced past a full memory
+     * budget: a request that takes bytes out (a receive) must not be refused for want of room,
+     * or a full budget could never drain. The count still bounds it.
+     */
+    public void acquire(boolean freeing) {
         int n = open.incrementAndGet();
         if (n > max) {
             open.decrementAndGet();
             budget.refused(property);
             throw ApiProblem.tooManyOpen(max + " " + what + " are open, the limit (" + property + "); close one or retry later",
                     budget.retryAfter()).with("limit", property).with("max", max);
+        }
+        if (freeing) {
+            budget.force(kind, bytesEach);
+            return;
         }
         try {
             budget.charge(kind, bytesEach);
@@ -83,8 +96,13 @@ public final class OpenLimit {
 
     /** As {@link #guard(Flux)} for one answer. */
     public <T> Mono<T> guard(Mono<T> body) {
+        return guard(body, false);
+    }
+
+    /** As {@link #guard(Flux)} for one answer; {@code freeing}: see {@link #acquire(boolean)}. */
+    public <T> Mono<T> guard(Mono<T> body, boolean freeing) {
         return Mono.defer(() -> {
-            acquire();
+            acquire(freeing);
             return body.doFinally(signal -> release());
         });
     }

@@ -248,11 +248,12 @@ public final class ChannelService {
     /**
      * Receives one value, waiting at most {@code timeout}. {@code ok=false} means the channel is
      * closed and drained (Go's {@code v, ok := <-ch}). Errors: 404 unknown channel, 429 when too
-     * many channel calls are open.
+     * many channel calls are open (never for want of budget: a receive frees bytes).
      */
     public Mono<RecvResult> recv(String name, Duration timeout) {
         refuseWhileShuttingDown();
         Chan<Object> ch = get(name).chan();
+        // A receive frees bytes: a full budget must not refuse it, or the budget could never drain.
         return calls.guard(Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
             AtomicBoolean answered = new AtomicBoolean();
@@ -295,7 +296,7 @@ public final class ChannelService {
                             });
                         }
                     });
-        }));
+        }), true);
     }
 
     /** Emits "timeout" after {@code timeout}, or "shutdown" when the application starts closing. */

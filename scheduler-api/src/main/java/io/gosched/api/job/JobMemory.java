@@ -17,7 +17,8 @@ import tools.jackson.databind.JsonNode;
  * store so that any store (this module's in-memory one, a cluster's) charges the same bytes:
  * <pre>
  *   submit   request (+ idempotency entry)             QUEUED_JOBS    refused: 429 (budget), 422 (one job's share)
- *   start    + goroutine stacks, own channels          RUNNING_JOBS   no room: the job waits at the head of the queue
+ *   start    + goroutine stacks, own channels          RUNNING_JOBS   no room: the head of the queue waits (or, when
+ *                                                                    nothing runs, starts anyway: see forceStart)
  *   retry    - stacks and channels                     QUEUED_JOBS
  *   finish   - stacks and channels, + result and error FINISHED_JOBS  forced: never refused
  *   evict    everything released (retention's bounds, or the budget's pressure)
@@ -144,12 +145,27 @@ public final class JobMemory {
      * queued (cancelled meanwhile) needs nothing and gets true.
      */
     public boolean tryStart(Charge c) {
+        return start(c, false);
+    }
+
+    /**
+     * Starts a queued job whether or not its run fits: for the head of the queue when nothing
+     * runs, so that a budget full of waiting requests cannot keep every job waiting. The budget
+     * goes over by at most one job's share ({@code max-job-bytes}) until the job ends.
+     */
+    public void forceStart(Charge c) {
+        start(c, true);
+    }
+
+    private boolean start(Charge c, boolean force) {
         synchronized (c) {
             if (c.kind != Retained.QUEUED_JOBS) {
                 return true;
             }
         }
-        if (!budget.tryCharge(Retained.RUNNING_JOBS, c.run)) {
+        if (force) {
+            budget.force(Retained.RUNNING_JOBS, c.run);
+        } else if (!budget.tryCharge(Retained.RUNNING_JOBS, c.run)) {
             return false;
         }
         synchronized (c) {

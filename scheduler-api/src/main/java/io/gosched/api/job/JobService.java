@@ -61,7 +61,8 @@ import org.springframework.http.codec.ServerSentEvent;
  * alone needs more than its share), its goroutine stacks and own channels while it runs (the
  * head of the queue waits for them as it waits for its goroutine reservation), its result and
  * error once finished. Under pressure the budget evicts finished jobs, oldest first, before
- * refusing new work ({@code gosched_jobs_evicted_total{reason="pressure"}}).
+ * refusing new work ({@code gosched_jobs_evicted_total{reason="pressure"}}). When nothing runs, the
+ * head starts even without room, so the budget can go over by one job's share at most.
  *
  * <h2>Queue order</h2>
  * Ten priority levels, 9 first; FIFO within a level. The head of the highest non-empty level
@@ -287,11 +288,17 @@ public final class JobService {
 
     /**
      * Charges a queued job's run to the budget; on failure arms one dispatch for the next
-     * release and tries once more, so a release in between is not missed. queueLock must be held.
+     * release and tries once more, so a release in between is not missed. When nothing runs the
+     * head starts anyway, as it does past the goroutine reservation: else a budget full of
+     * waiting requests would keep every job waiting for ever. queueLock must be held.
      */
     private boolean startCharged(Job j) {
         assert Thread.holdsLock(queueLock);
         if (memory.tryStart(j.charge)) {
+            return true;
+        }
+        if (running == 0) {
+            memory.forceStart(j.charge);
             return true;
         }
         if (dispatchOnFree.compareAndSet(false, true)) {

@@ -310,6 +310,9 @@ class JobServiceTest {
     void theHeadOfTheQueueWaitsForBudgetRoomAndStartsWhenValuesLeave() throws InterruptedException {
         service(smallBudget("gosched.api.limits.max-channel-bytes", Integer.toString(4 << 20),
                 "gosched.api.limits.max-job-bytes", Integer.toString(4 << 20)));
+        channels.create("gate", 0);
+        String blocker = jobs.submit(json("{'workload':{'steps':[{'op':'recv','channel':'gate'}]}}"), null).job().id();
+        await(blocker, JobState.RUNNING); // with a job running, the head waits rather than start past the budget
         channels.create("hold", 1000);
         int sent = 0;
         while (budget.memory().used() < (3 << 20)) { // leave less than a megabyte
@@ -325,7 +328,36 @@ class JobServiceTest {
             channels.recv("hold", Duration.ZERO).block();
         }
         await(id, JobState.SUCCEEDED);
+        channels.send("gate", JSON.getNodeFactory().numberNode(1), Duration.ofSeconds(5)).block();
+        await(blocker, JobState.SUCCEEDED);
         assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
+    }
+
+    @Test
+    void aBudgetFullOfWaitingRequestsStillRunsThemAll() {
+        service(smallBudget("gosched.api.limits.max-job-bytes", Integer.toString(4 << 20)));
+        String soon = "{'notBefore':'" + java.time.Instant.now().plusMillis(1500) + "','workload':{'channels':[{'name':'own','capacity':1}],"
+                + "'steps':[{'op':'spawn','count':20,'steps':[{'op':'yield'}]},{'op':'send','channel':'own','value':'" + KB50 + "'}]}}";
+        List<String> ids = new ArrayList<>();
+        while (true) {
+            try {
+                ids.add(jobs.submit(json(soon), null).job().id());
+            } catch (ApiProblem full) {
+                assertThat(full.getStatusCode().value()).isEqualTo(429);
+                break;
+            }
+        }
+        assertThat(budget.memory().max() - budget.memory().used()).as("no room for a run's stacks")
+                .isLessThan(JobMemory.RUN_BYTES + 21 * JobMemory.GOROUTINE_BYTES);
+        // Each starts (alone, when nothing runs and there is no room) and succeeds; the finished
+        // ones are then evicted under pressure by the next ones' runs, so count them by the meter.
+        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while ((jobs.waitingJobs() > 0 || jobs.runningJobs() > 0) && System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+        assertThat(registry.get("gosched.jobs.finished").tag("state", "succeeded").counter().count()).isEqualTo(ids.size());
+        assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
     }
 
     @Test
