@@ -1,9 +1,13 @@
 // k6 load: submits template jobs to the gosched service and reads the job list.
 // Runs inside docker compose (`docker compose --profile load up`); the target is the app service.
+// GOSCHED_TOKEN: the bearer token when the service requires one (the static gosched.api.token, or a
+// JWT with jobs:read and jobs:write).
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 
 const BASE = __ENV.GOSCHED_URL || 'http://app:8080';
+const TOKEN = __ENV.GOSCHED_TOKEN || '';
+const AUTH = TOKEN ? { Authorization: `Bearer ${TOKEN}` } : {};
 
 export const options = {
   scenarios: {
@@ -37,13 +41,13 @@ const JOBS = [
 export default function () {
   const job = JOBS[Math.floor(Math.random() * JOBS.length)];
   const res = http.post(`${BASE}/api/v1/jobs`, JSON.stringify(job), {
-    headers: { 'Content-Type': 'application/json' },
+    headers: Object.assign({ 'Content-Type': 'application/json' }, AUTH),
     tags: { name: 'submit' },
   });
   // 429/503 are admission control doing its job under load, not failures of the service.
   check(res, { 'accepted or shed': (r) => r.status === 202 || r.status === 429 || r.status === 503 });
   if (Math.random() < 0.1) {
-    http.get(`${BASE}/api/v1/jobs?size=20`, { tags: { name: 'list' } });
+    http.get(`${BASE}/api/v1/jobs?size=20`, { headers: AUTH, tags: { name: 'list' } });
   }
   sleep(0.1);
 }

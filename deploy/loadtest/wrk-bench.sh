@@ -6,7 +6,8 @@
 # the targets (>= 10,000 submissions/s, >= 20,000 channel ops/s, p99 < 50 ms on 2 cores).
 #
 # Usage: deploy/loadtest/wrk-bench.sh [base-url]   (default http://127.0.0.1:8080)
-# Env:   DURATION (15s) THREADS (2) CONNECTIONS (64) WRK_TOKEN (bearer token, if the service has one)
+# Env:   DURATION (15s) THREADS (2) CONNECTIONS (64) WRK_TOKEN (bearer token, if the service has one:
+#        the static gosched.api.token, or a JWT with jobs:write and channels:write)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 base="${1:-http://127.0.0.1:8080}"

@@ -1,9 +1,11 @@
 // The live page: draws the scheduler from /api/v1/telemetry/stream (SSE), lists jobs from
 // /api/v1/jobs and starts template jobs from /api/v1/workloads. No libraries: it must work offline.
 //
-// When the service sets gosched.api.token, every /api/v1 call needs "Authorization: Bearer ...".
-// EventSource cannot send headers, so the stream is read with fetch() and parsed here; after a 401
-// the page shows a token field and keeps the token for the tab (sessionStorage).
+// When the service requires a token (gosched.api.token, or JWTs from an identity provider), every
+// /api/v1 call needs "Authorization: Bearer ...". EventSource cannot send headers, so the stream is
+// read with fetch() and parsed here; after a 401 the page shows a token field and keeps the token for
+// the tab (sessionStorage); after a 403 (a token without the scope a call needs) it offers the field
+// again.
 'use strict';
 
 const RUNQ_SLOTS = 256;          // size of a P's local ring (Go: runtime/runtime2.go runq [256]guintptr)
@@ -19,15 +21,15 @@ function api(path, options = {}) {
   const headers = Object.assign({}, options.headers || {});
   if (token) headers.Authorization = 'Bearer ' + token;
   return fetch(path, Object.assign({}, options, { headers })).then((r) => {
-    if (r.status === 401) askForToken();
+    if (r.status === 401) askForToken('token needed');
+    else if (r.status === 403) $('token').hidden = false;
     return r;
   });
 }
 
-function askForToken() {
-  const field = $('token');
-  field.hidden = false;
-  setConn('token needed', false);
+function askForToken(why) {
+  $('token').hidden = false;
+  setConn(why, false);
 }
 const fmt = (n) => (n === undefined || n === null) ? '–' : Number(n).toLocaleString('en-US');
 const history = [];              // {t, steals, preempt, handoff} per second
@@ -183,9 +185,11 @@ async function connect() {
             buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
           }
         }
+      } else if (r.status === 403) {
+        askForToken('token lacks a scope');
       }
     } catch (e) { /* network error: retry below */ }
-    if ($('conn').textContent !== 'token needed') setConn('reconnecting…', false);
+    if (!$('conn').textContent.startsWith('token ')) setConn('reconnecting…', false);
     await sleep(2000);
   }
 }

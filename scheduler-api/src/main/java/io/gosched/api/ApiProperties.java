@@ -17,7 +17,8 @@ import org.springframework.validation.annotation.Validated;
  * an empty configuration is a safe one; a value outside its bounds stops the application at
  * start-up instead of weakening a limit silently.
  *
- * @param token      bearer token every {@code /api/v1} call must present; unset or blank turns auth off
+ * @param token      static bearer token (it holds every scope); unset or blank: no static token (see
+ *                   {@code ApiSecurityAutoConfiguration} for the JWT mode). RFC 6750's token characters only
  * @param limits     what one request may ask for (the workload DSL's hard limits) and the memory budget
  * @param admission  how much work the service accepts before it answers 429
  * @param retention  how long finished jobs stay readable
@@ -26,14 +27,15 @@ import org.springframework.validation.annotation.Validated;
 @Validated
 @ConfigurationProperties("gosched.api")
 public record ApiProperties(
-        @Pattern(regexp = "^$|^[\\x21-\\x7e]{16,512}$", message = "must be 16 to 512 printable ASCII characters without spaces")
+        @Pattern(regexp = "^$|^[A-Za-z0-9._~+/-]{16,512}=*$",
+                message = "must be 16 to 512 characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), RFC 6750's token characters")
         String token,
         @Valid @NotNull @DefaultValue Limits limits,
         @Valid @NotNull @DefaultValue Admission admission,
         @Valid @NotNull @DefaultValue Retention retention,
         @Valid @NotNull @DefaultValue Channels channels) {
 
-    /** True when a token is configured and every {@code /api/v1} call must carry it. */
+    /** True when a static token is configured. */
     public boolean authEnabled() {
         return token != null && !token.isEmpty();
     }

@@ -10,7 +10,6 @@ import io.gosched.api.job.JobService;
 import io.gosched.api.scheduler.RuntimeConfiguration;
 import io.gosched.api.scheduler.RuntimeLifecycle;
 import io.gosched.api.scheduler.RuntimeProperties;
-import io.gosched.api.security.BearerTokenFilter;
 import io.gosched.api.security.BodyLimitFilter;
 import io.gosched.api.workload.WorkloadConfiguration;
 import io.gosched.runtime.GoRuntime;
@@ -25,7 +24,8 @@ import org.springframework.context.annotation.Import;
 
 /**
  * Everything scheduler-api contributes to an application that has it on the class path: the
- * runtime, the memory budget, jobs, channels, scheduler control, problem details, auth and body limits. Runs
+ * runtime, the memory budget, jobs, channels, scheduler control, problem details and body limits
+ * (authentication and authorization: {@code ApiSecurityAutoConfiguration}). Runs
  * before Boot's WebFlux auto-configuration so that its {@code ProblemDetailsExceptionHandler}
  * backs off in favour of {@link ApiExceptionHandler}.
  */
@@ -55,11 +55,6 @@ public class GoschedApiAutoConfiguration {
     @Bean
     public ProblemErrorWebExceptionHandler goschedProblemErrorWebExceptionHandler(ObjectProvider<JsonMapper> json) {
         return new ProblemErrorWebExceptionHandler(json.getIfAvailable(() -> JsonMapper.builder().build()));
-    }
-
-    @Bean
-    public BearerTokenFilter goschedBearerTokenFilter(ApiProperties properties) {
-        return new BearerTokenFilter(properties);
     }
 
     @Bean

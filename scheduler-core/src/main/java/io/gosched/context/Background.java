@@ -31,6 +31,11 @@ final class Background implements Context {
     }
 
     @Override
+    public Object value(Object key) {
+        return null;
+    }
+
+    @Override
     public String toString() {
         return "context.Background";
     }

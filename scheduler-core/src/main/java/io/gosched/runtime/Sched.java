@@ -53,6 +53,9 @@ final class Sched {
     /** Set when an M wanted to spin but found no idle P: the next M to drop its P spins instead. */
     volatile int needspinning;
 
+    /** Whether this runtime counts in SafePoint's pending word; CAS-updated only by SafePoint (see there). */
+    volatile boolean safePointRaised;
+
     /** All Ps ever created, indexed by id; entries at and beyond gomaxprocs are DEAD. Copy-on-grow. */
     volatile P[] allp = new P[0];
     volatile int gomaxprocs;

@@ -107,12 +107,14 @@ final class Sysmon implements Runnable {
             }
             LockSupport.parkNanos(this, delay);
             if (stopped) {
-                return;
+                break;
             }
             pollIfStale();
             long now = sched.config.nanoClock().getAsLong();
             idle = retake(now) > 0 ? 0 : idle + 1;
+            SafePoint.lowerIfAnswered(sched, null);
         }
+        SafePoint.withdraw(sched);
     }
 
     /**
@@ -287,6 +289,7 @@ final class Sysmon implements Runnable {
             return false;
         }
         gp.preempt = true;
+        SafePoint.raise(mp.sched); // after the flag: see SafePoint
         return true;
     }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.workload.JsonInput;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
@@ -57,6 +58,9 @@ class ChannelController {
 
     @PostMapping
     @Operation(summary = "Create a channel: make(chan any, capacity)")
+    @ApiResponse(responseCode = "201", description = "Created; its URL in Location", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "A channel of that name exists (channel-exists)")
+    @ApiResponse(responseCode = "429", description = "As many channels exist as gosched.api.channels.max-channels allows (overloaded)")
     ResponseEntity<ChannelService.ChannelView> create(@Valid @RequestBody CreateChannel body) {
         if (body.capacityOrZero() > channels.maxCapacity()) {
             throw ApiProblem.invalid("/capacity", "must be between 0 and " + channels.maxCapacity() + ", was " + body.capacity());
@@ -79,6 +83,8 @@ class ChannelController {
 
     @PostMapping("/{name}/send")
     @Operation(summary = "Send a JSON value; sent=false (with a reason) means it was withdrawn and never will be delivered")
+    @ApiResponse(responseCode = "200", description = "Sent, or withdrawn (timeout, shutdown)", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "The channel is closed (channel-closed)")
     Mono<ChannelService.SendResult> send(@PathVariable String name, @RequestBody SendRequest body) {
         if (body.value() == null) {
             throw ApiProblem.invalid("/value", "is required (any JSON value, null included)");
@@ -94,6 +100,8 @@ class ChannelController {
 
     @PostMapping("/{name}/close")
     @Operation(summary = "Close the channel (409 if already closed)")
+    @ApiResponse(responseCode = "200", description = "Closed: the channel's state", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "Already closed (channel-closed)")
     ChannelService.ChannelView close(@PathVariable String name) {
         channels.close(checked(name));
         return channels.view(channels.get(name));

@@ -23,6 +23,9 @@ public final class ApiProblem extends ErrorResponseException {
     /** The base of every problem type URI; the last segment names the error class. */
     public static final String TYPE_BASE = "urn:gosched:problem:";
 
+    /** The realm every bearer challenge names. */
+    public static final String REALM = "gosched";
+
     private final HttpHeaders headers = new HttpHeaders();
 
     private ApiProblem(HttpStatus status, String type, String title, String detail) {
@@ -110,10 +113,92 @@ public final class ApiProblem extends ErrorResponseException {
                 "the request body is larger than the limit of " + limit + " bytes").with("pointer", "").with("limit", limit);
     }
 
+    /**
+     * 401 to a call without credentials. RFC 6750 section 3.1: a challenge without an error code,
+     * since the client may simply not know the resource is protected.
+     */
     public static ApiProblem unauthorized() {
         ApiProblem p = new ApiProblem(HttpStatus.UNAUTHORIZED, "unauthorized", "Unauthorized",
-                "this call needs the header 'Authorization: Bearer <token>' with the configured token");
-        p.headers.set(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"gosched\"");
+                "this call needs the header 'Authorization: Bearer <token>'");
+        p.headers.set(HttpHeaders.WWW_AUTHENTICATE, bearerChallenge(null, null, null));
         return p;
+    }
+
+    /** 401 to a token that is not valid: wrong, expired, signed by another key, for another audience. */
+    public static ApiProblem invalidToken(String description) {
+        ApiProblem p = new ApiProblem(HttpStatus.UNAUTHORIZED, "invalid-token", "Invalid token", description);
+        p.headers.set(HttpHeaders.WWW_AUTHENTICATE, bearerChallenge("invalid_token", description, null));
+        return p;
+    }
+
+    /** 400 to an {@code Authorization} header (or token) that is not a well-formed bearer token request. */
+    public static ApiProblem malformedAuthorization(String description) {
+        ApiProblem p = new ApiProblem(HttpStatus.BAD_REQUEST, "malformed-request", "Malformed request", description);
+        p.headers.set(HttpHeaders.WWW_AUTHENTICATE, bearerChallenge("invalid_request", description, null));
+        return p;
+    }
+
+    /**
+     * 403 to a valid token without a scope the call needs. {@code allOf} lists sets of scopes: the
+     * call needs one scope of every set (usually one set, any scope of which will do). The body's
+     * {@code scopes} names them all; the challenge's {@code scope} attribute (RFC 6750: every scope
+     * listed is needed) is given when each set holds a single scope.
+     */
+    public static ApiProblem insufficientScope(List<List<String>> allOf) {
+        List<String> parts = allOf.stream()
+                .map(set -> set.size() == 1 ? "the scope " + set.getFirst() : "one of the scopes " + String.join(", ", set))
+                .toList();
+        String detail = parts.isEmpty() ? "this call is not allowed with this token"
+                : "this call needs a token with " + String.join(" and ", parts);
+        boolean singletons = !allOf.isEmpty() && allOf.stream().allMatch(set -> set.size() == 1);
+        ApiProblem p = new ApiProblem(HttpStatus.FORBIDDEN, "insufficient-scope", "Insufficient scope", detail);
+        p.headers.set(HttpHeaders.WWW_AUTHENTICATE, bearerChallenge("insufficient_scope", detail,
+                singletons ? String.join(" ", allOf.stream().map(List::getFirst).toList()) : null));
+        return p.with("scopes", allOf.stream().flatMap(List::stream).distinct().toList());
+    }
+
+    /**
+     * 400 to a request the firewall refuses before any rule or route sees it: an encoded {@code /}
+     * or {@code .}, a {@code ;} parameter, {@code //}, {@code .} or {@code ..} segments, control
+     * characters, a method outside the seven HTTP ones.
+     */
+    public static ApiProblem rejectedRequest(String reason) {
+        return new ApiProblem(HttpStatus.BAD_REQUEST, "rejected-request", "Request rejected", reason);
+    }
+
+    /** 503: tokens cannot be checked because the identity provider (its JWK set) cannot be reached. */
+    public static ApiProblem identityProviderUnavailable() {
+        ApiProblem p = new ApiProblem(HttpStatus.SERVICE_UNAVAILABLE, "identity-provider-unavailable",
+                "Identity provider unavailable", "the token cannot be checked now: the identity provider's keys cannot be fetched");
+        p.headers.set(HttpHeaders.RETRY_AFTER, "5");
+        return p;
+    }
+
+    /**
+     * An RFC 6750 section 3 challenge: {@code Bearer realm="gosched"} plus the error attributes
+     * given. Attribute values may not hold {@code "} or {@code \} (nor anything outside printable
+     * ASCII), so those become {@code '} and {@code ?}.
+     */
+    static String bearerChallenge(String error, String description, String scope) {
+        StringBuilder sb = new StringBuilder("Bearer realm=\"").append(REALM).append('"');
+        if (error != null) {
+            sb.append(", error=\"").append(error).append('"');
+        }
+        if (description != null) {
+            sb.append(", error_description=\"").append(challengeText(description)).append('"');
+        }
+        if (scope != null) {
+            sb.append(", scope=\"").append(challengeText(scope)).append('"');
+        }
+        return sb.toString();
+    }
+
+    private static String challengeText(String s) {
+        StringBuilder sb = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            sb.append(c == '"' || c == '\\' ? '\'' : c < 0x20 || c > 0x7e ? '?' : c);
+        }
+        return sb.toString();
     }
 }

@@ -4,6 +4,7 @@ import java.net.URI;
 
 import io.gosched.api.error.ApiProblem;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
@@ -44,6 +45,10 @@ class JobController {
 
     @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Submit a job (a workload, or a template with params); 202 with Location")
+    @ApiResponse(responseCode = "202", description = "Accepted: the job, its URL in Location (Idempotent-Replayed: true when "
+            + "an earlier submission with the same Idempotency-Key and body is answered again)", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "The Idempotency-Key was used with another body (idempotency-conflict)")
+    @ApiResponse(responseCode = "429", description = "The queue is full (overloaded); Retry-After says when to try again")
     ResponseEntity<JobView> submit(@RequestBody JsonNode body,
             @RequestHeader(name = IDEMPOTENCY_KEY, required = false) String idempotencyKey) {
         JobService.Submitted s = jobs.submit(body, idempotencyKey);
@@ -56,6 +61,8 @@ class JobController {
 
     @GetMapping
     @Operation(summary = "List jobs, newest first; filter by state (queued, running, succeeded, failed, cancelled, timed_out)")
+    @ApiResponse(responseCode = "200", description = "A page of jobs", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "422", description = "state, page or size out of range (invalid-request)")
     JobService.Page list(@RequestParam(required = false) String state, @RequestParam(defaultValue = "0") int page,
             @RequestParam(defaultValue = "50") int size) {
         JobState st = null;
@@ -82,6 +89,9 @@ class JobController {
 
     @GetMapping("/{id}/result")
     @Operation(summary = "200 with the result once the job is final; 202 while it is queued or running")
+    @ApiResponse(responseCode = "200", description = "The job is final: its result or error", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "202", description = "Still queued or running; Retry-After says when to ask again",
+            useReturnTypeSchema = true)
     ResponseEntity<ResultView> result(@PathVariable String id) {
         JobView v = jobs.get(id);
         ResultView r = new ResultView(v.id(), v.state(), v.result(), v.error());
@@ -93,6 +103,10 @@ class JobController {
 
     @DeleteMapping("/{id}")
     @Operation(summary = "Cancel: 200 if cancelled at once (it was queued), 202 if its goroutines are being stopped")
+    @ApiResponse(responseCode = "200", description = "Cancelled (it was queued)", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "202", description = "Cancelling: its context is cancelled, its goroutines are ending",
+            useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "Already final (job-finished), or changing state (job-busy)")
     ResponseEntity<JobView> cancel(@PathVariable String id) {
         JobService.Cancelled c = jobs.cancel(id);
         return ResponseEntity.status(c.done() ? HttpStatus.OK : HttpStatus.ACCEPTED).body(c.job());
@@ -100,6 +114,10 @@ class JobController {
 
     @PostMapping("/{id}/retry")
     @Operation(summary = "Run a failed, cancelled or timed-out job again")
+    @ApiResponse(responseCode = "202", description = "Queued again with a fresh attempt budget", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "Not failed, cancelled or timed out (job-not-retryable), or changing state (job-busy)")
+    @ApiResponse(responseCode = "422", description = "A shared channel the workload uses no longer exists (invalid-request)")
+    @ApiResponse(responseCode = "429", description = "The queue is full (overloaded); Retry-After says when to try again")
     ResponseEntity<JobView> retry(@PathVariable String id) {
         return ResponseEntity.status(HttpStatus.ACCEPTED).location(URI.create("/api/v1/jobs/" + id)).body(jobs.retry(id));
     }

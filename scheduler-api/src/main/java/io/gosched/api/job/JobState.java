@@ -47,7 +47,8 @@ public enum JobState {
         return null;
     }
 
-    boolean canMoveTo(JobState to) {
+    /** True if the state machine above allows {@code this -> to}; stores of every kind check moves with it. */
+    public boolean canMoveTo(JobState to) {
         return switch (this) {
             case QUEUED -> to == RUNNING || to == CANCELLED;
             case RUNNING -> to != RUNNING;

@@ -21,8 +21,16 @@ import org.springframework.web.server.WebFilterChain;
  * buffered: at once when {@code Content-Length} says so, otherwise (chunked bodies) as soon as
  * the bytes read pass the limit. Set below the codecs' in-memory limit so this answer, not a
  * decoder's, is what a client sees.
+ *
+ * <p>It applies to every request, whatever the path: a filter that chose its paths by the raw
+ * request path could be walked around by spelling the path differently ({@code /%61pi/...},
+ * {@code /api;x/...}), and nothing the service serves takes a bigger body. It runs after the
+ * security filter chain (order -100), so a caller without credentials learns nothing of limits.
  */
 public class BodyLimitFilter implements WebFilter, Ordered {
+
+    /** Spring Security's {@code WebFilterChainProxy} runs at this order (WebFluxSecurityConfiguration). */
+    static final int SECURITY_CHAIN_ORDER = -100;
 
     private final long limit;
 
@@ -32,14 +40,11 @@ public class BodyLimitFilter implements WebFilter, Ordered {
 
     @Override
     public int getOrder() {
-        return Ordered.HIGHEST_PRECEDENCE + 20;
+        return SECURITY_CHAIN_ORDER + 10;
     }
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-        if (!BearerTokenFilter.isApi(exchange)) {
-            return chain.filter(exchange);
-        }
         long declared = exchange.getRequest().getHeaders().getContentLength();
         if (declared > limit) {
             return Mono.error(ApiProblem.payloadTooLarge(limit));

@@ -1,6 +1,8 @@
 package io.gosched.web.telemetry;
 
 import io.gosched.web.BadParameterProblem;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
@@ -16,6 +18,7 @@ import reactor.core.publisher.Flux;
 
 /** {@code GET /api/v1/telemetry/stream}: scheduler snapshots as server-sent events. */
 @RestController
+@Tag(name = "telemetry", description = "The scheduler's state as a stream, for the live page and dashboards")
 class TelemetryController {
 
     static final URI BAD_INTERVAL = URI.create("https://gosched.io/problems/telemetry-interval");
@@ -33,6 +36,7 @@ class TelemetryController {
      * written once for all subscribers; beyond {@code max-open-streams} the answer is 429.
      */
     @GetMapping(path = "/api/v1/telemetry/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+    @Operation(summary = "Server-sent events: a snapshot of Ps, queues and Ms at once, then one every intervalMs")
     Flux<ServerSentEvent<String>> stream(@RequestParam(required = false) String intervalMs) {
         return stream.events(interval(intervalMs));
     }

@@ -2,6 +2,9 @@ package io.gosched.web.trace;
 
 import io.gosched.runtime.Trace;
 import io.gosched.web.BadParameterProblem;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
+import io.swagger.v3.oas.annotations.tags.Tag;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -25,6 +28,7 @@ import reactor.core.publisher.Mono;
  * seconds and returns a Chrome trace-event JSON file (open it in Perfetto or chrome://tracing).
  */
 @RestController
+@Tag(name = "trace", description = "Execution traces of the scheduler, for Perfetto")
 class TraceController {
 
     static final URI BAD_SECONDS = URI.create("https://gosched.io/problems/trace-seconds");
@@ -50,6 +54,9 @@ class TraceController {
      * naming it; a recording already running is a 409.
      */
     @GetMapping(path = "/api/v1/trace", produces = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(summary = "Record the scheduler for N seconds (1 to 30, default 5); a Chrome trace-event file for Perfetto")
+    @ApiResponse(responseCode = "200", description = "The trace, as an attachment gosched-trace.json", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "409", description = "A recording is already running")
     Mono<ResponseEntity<Map<String, Object>>> trace(@RequestParam(required = false) String seconds,
             @RequestParam(required = false) String timestamps) {
         Duration duration = Duration.ofSeconds(seconds(seconds));

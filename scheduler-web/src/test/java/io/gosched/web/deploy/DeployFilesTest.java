@@ -62,6 +62,11 @@ class DeployFilesTest {
         }
         String k6Script = Files.readString(ROOT.resolve("deploy/loadtest/submit-jobs.js"));
         assertThat(k6Script).contains("/api/v1/jobs", "'fan-out-fan-in'", "http://app:8080");
+        // One token for both: the app requires it, k6 sends it on every call.
+        assertThat(map(map(services.get("app")).get("environment"))).containsEntry("GOSCHED_API_TOKEN", "${GOSCHED_TOKEN:-}");
+        assertThat(map(k6.get("environment"))).containsEntry("GOSCHED_TOKEN", "${GOSCHED_TOKEN:-}");
+        assertThat(k6Script).contains("__ENV.GOSCHED_TOKEN", "Authorization: `Bearer ${TOKEN}`", "headers: AUTH",
+                "Object.assign({ 'Content-Type': 'application/json' }, AUTH)");
     }
 
     @Test

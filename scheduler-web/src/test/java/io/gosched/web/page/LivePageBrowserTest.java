@@ -2,20 +2,12 @@ package io.gosched.web.page;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.runtime.GoRuntime;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.Select;
-import org.openqa.selenium.support.ui.WebDriverWait;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 
 /**
@@ -25,32 +17,11 @@ import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTest
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @AutoConfigureWebTestClient
-class LivePageBrowserTest {
-
-    @LocalServerPort
-    int port;
-
-    @Autowired
-    GoRuntime runtime;
-
-    @TempDir
-    Path profile;
-
-    private ChromeDriver driver;
-
-    @AfterEach
-    void quit() {
-        if (driver != null) {
-            driver.quit();
-        }
-    }
+class LivePageBrowserTest extends LivePageSession {
 
     @Test
     void showsOneLanePerPAndNumbersMoveAfterAJobStartedFromTheForm() throws Exception {
-        driver = Chromium.start(profile);
-        WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
-
-        driver.get("http://127.0.0.1:" + port + "/");
+        openLivePage();
         int procs = runtime.gomaxprocs();
         wait.until(d -> d.findElements(By.cssSelector("#lanes .lane")).size() == procs);
         assertThat(driver.findElement(By.id("gomaxprocs")).getText()).isEqualTo(Integer.toString(procs));

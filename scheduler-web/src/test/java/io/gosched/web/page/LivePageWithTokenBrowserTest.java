@@ -2,20 +2,11 @@ package io.gosched.web.page;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.runtime.GoRuntime;
-import java.nio.file.Path;
-import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
-import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.Select;
-import org.openqa.selenium.support.ui.WebDriverWait;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
  * With {@code gosched.api.token} set, every {@code /api/v1} call (the stream included) needs the
@@ -23,33 +14,13 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "gosched.api.token=" + LivePageWithTokenBrowserTest.TOKEN)
-class LivePageWithTokenBrowserTest {
+class LivePageWithTokenBrowserTest extends LivePageSession {
 
     static final String TOKEN = "page-test-token-0123456789";
 
-    @LocalServerPort
-    int port;
-
-    @Autowired
-    GoRuntime runtime;
-
-    @TempDir
-    Path profile;
-
-    private ChromeDriver driver;
-
-    @AfterEach
-    void quit() {
-        if (driver != null) {
-            driver.quit();
-        }
-    }
-
     @Test
     void asksForTheTokenThenStreamsAndStartsJobs() throws Exception {
-        driver = Chromium.start(profile);
-        WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
-        driver.get("http://127.0.0.1:" + port + "/");
+        openLivePage();
 
         wait.until(d -> d.findElement(By.id("token")).isDisplayed());
         assertThat(driver.findElement(By.id("conn")).getText()).isEqualTo("token needed");

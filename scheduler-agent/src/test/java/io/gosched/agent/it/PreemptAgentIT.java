@@ -1,0 +1,217 @@
+package io.gosched.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gosched.agent.PreemptAgent;
+import io.gosched.agent.it.cold.ColdHog;
+import io.gosched.agent.it.hot.Hog;
+import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedStats;
+import io.gosched.runtime.SchedulerConfig;
+import io.gosched.sync.WaitGroup;
+import io.gosched.time.Ticker;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The packaged agent attached to this JVM ({@code -javaagent:scheduler-agent.jar=io.gosched.agent.it.hot},
+ * see the module's pom): loops of {@code hot} are preempted at the quantum, the same loop in
+ * {@code cold} is untouched and still needs sysmon's spare P. Assertions are on counts and
+ * ratios (the machine is shared), never on wall-clock limits.
+ */
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a hog that is never preempted fails instead of hanging
+class PreemptAgentIT {
+
+    static final Duration QUANTUM = SchedulerConfig.defaults().preemptQuantum();
+
+    static GoRuntime start(int procs) {
+        return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
+    }
+
+    @Test
+    void onlyTheNamedPackageIsInstrumented() {
+        assertThat(PreemptAgent.installed()).as("run with the agent attached (failsafe's argLine)").isTrue();
+        // Load both twins.
+        assertThat(Hog.class.getName()).isNotNull();
+        assertThat(ColdHog.class.getName()).isNotNull();
+        assertThat(PreemptAgent.instrumentedClasses())
+                .contains(Hog.class.getName())
+                .doesNotContain(ColdHog.class.getName(), PreemptAgentIT.class.getName(), GoRuntime.class.getName());
+    }
+
+    /** Sets st.stop after millis, from a platform thread (a goroutine might never get to run). */
+    static void stopAfter(Hog.Stop st, long millis) {
+        Thread.ofPlatform().daemon(true).start(() -> {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            st.stop = true;
+        });
+    }
+
+    /** What one hog-plus-ticker run saw. */
+    record Run(long ticks, long hogIterations, long elapsedNanos, SchedStats before, SchedStats after) {
+        long preemptions() {
+            return after.preemptions() - before.preemptions();
+        }
+
+        long spareHandoffs() {
+            return after.preemptHandoffs() - before.preemptHandoffs();
+        }
+
+        long quanta() {
+            return elapsedNanos / QUANTUM.toNanos();
+        }
+    }
+
+    /**
+     * GOMAXPROCS 1: a hog without safe points next to a goroutine receiving a 1 ms ticker, for
+     * about a second (the hog is told to stop by a platform thread).
+     */
+    static Run hogAndTicker(boolean instrumented) throws Exception {
+        try (GoRuntime rt = start(1)) {
+            SchedStats before = rt.stats();
+            long[] out = rt.run(() -> {
+                Hog.Stop st = new Hog.Stop();
+                AtomicLong iterations = new AtomicLong();
+                WaitGroup wg = new WaitGroup();
+                Ticker ticker = Ticker.newTicker(Duration.ofMillis(1));
+                long t0 = System.nanoTime();
+                wg.add(1);
+                Go.go(() -> {
+                    iterations.set(instrumented ? Hog.spin(st) : ColdHog.spin(st));
+                    wg.done();
+                });
+                stopAfter(st, 1000);
+                long ticks = 0;
+                while (!st.stop) {
+                    ticker.c().recv();
+                    ticks++;
+                }
+                ticker.stop();
+                wg.await();
+                return new long[] {ticks, iterations.get(), System.nanoTime() - t0};
+            });
+            return new Run(out[0], out[1], out[2], before, rt.stats());
+        }
+    }
+
+    /**
+     * The agent's point: on one P, a loop without safe points is preempted about every quantum
+     * (no spare P needed), and the goroutine next to it keeps being scheduled.
+     */
+    @Test
+    void aTightLoopIsPreemptedAtTheQuantum() throws Exception {
+        Run r = hogAndTicker(true);
+        assertThat(r.hogIterations()).as("the hog ran").isPositive();
+        assertThat(r.preemptions()).as("preemptions in %d quanta", r.quanta()).isGreaterThanOrEqualTo(r.quanta() / 4);
+        assertThat(r.ticks()).as("ticks received in %d quanta", r.quanta()).isGreaterThanOrEqualTo(r.quanta() / 4);
+        assertThat(r.spareHandoffs()).as("hand-offs: the hog yielded each time, no spare P was needed").isZero();
+    }
+
+    /** The same loop in an unnamed package is left as it was: only sysmon's spare P keeps the ticker going. */
+    @Test
+    void anUninstrumentedLoopStillNeedsTheSpareP() throws Exception {
+        Run r = hogAndTicker(false);
+        assertThat(r.hogIterations()).isPositive();
+        assertThat(r.spareHandoffs()).as("spare Ps lent for the uninstrumented hog").isPositive();
+        assertThat(r.ticks()).as("ticks received in %d quanta", r.quanta()).isGreaterThanOrEqualTo(r.quanta() / 4);
+    }
+
+    /**
+     * Go: TestPreemption. Two goroutines on one P hand a flag back and forth N times, each spinning
+     * (with a function call per turn) until it is its turn: every hand-over needs a preemption.
+     */
+    @Test
+    void testPreemption() throws Exception {
+        int n = 5;
+        try (GoRuntime rt = start(1)) {
+            SchedStats before = rt.stats();
+            rt.run(() -> {
+                AtomicInteger x = new AtomicInteger();
+                WaitGroup wg = new WaitGroup();
+                wg.add(2);
+                for (int g = 0; g < 2; g++) {
+                    int me = g;
+                    Go.go(() -> {
+                        for (int i = 0; i < n; i++) {
+                            Hog.spinUntil(x, me);
+                            x.set(1 - me);
+                        }
+                        wg.done();
+                    });
+                }
+                wg.await();
+                return null;
+            });
+            SchedStats after = rt.stats();
+            assertThat(after.preemptions() - before.preemptions()).as("preemptions").isGreaterThanOrEqualTo(n);
+            assertThat(after.preemptHandoffs() - before.preemptHandoffs()).as("spare Ps lent").isZero();
+        }
+    }
+
+    /**
+     * Go: TestPreemptionGC, with a gomaxprocs change as the stop-the-world. P goroutines spin
+     * (calling a function) while the main goroutine stops the world N times; without the
+     * agent's checks the first stop would wait for the spinners forever.
+     */
+    @Test
+    void testPreemptionGC() throws Exception {
+        int p = 2;
+        int n = 5;
+        try (GoRuntime rt = start(p + 1)) {
+            rt.run(() -> {
+                AtomicInteger stop = new AtomicInteger();
+                WaitGroup wg = new WaitGroup();
+                wg.add(p);
+                for (int i = 0; i < p; i++) {
+                    Go.go(() -> {
+                        Hog.spinUntil(stop, 1);
+                        wg.done();
+                    });
+                }
+                for (int i = 0; i < n; i++) {
+                    Go.yield();
+                    rt.gomaxprocs(i % 2 == 0 ? p + 2 : p + 1); // a stop-the-world each
+                }
+                stop.set(1);
+                wg.await();
+                return null;
+            });
+        }
+    }
+
+    /** Two instrumented hogs on one P share it: neither runs much more than the other. */
+    @Test
+    void twoHogsShareOneP() throws Exception {
+        try (GoRuntime rt = start(1)) {
+            SchedStats before = rt.stats();
+            long[] iters = rt.run(() -> {
+                Hog.Stop st = new Hog.Stop();
+                long[] it = new long[2];
+                WaitGroup wg = new WaitGroup();
+                wg.add(2);
+                for (int h = 0; h < 2; h++) {
+                    int me = h;
+                    Go.go(() -> {
+                        it[me] = Hog.spin(st);
+                        wg.done();
+                    });
+                }
+                stopAfter(st, 1000);
+                wg.await();
+                return it;
+            });
+            SchedStats after = rt.stats();
+            double ratio = (double) Math.max(iters[0], iters[1]) / Math.max(1, Math.min(iters[0], iters[1]));
+            assertThat(ratio).as("iterations %d vs %d", iters[0], iters[1]).isLessThan(4.0);
+            assertThat(after.preemptHandoffs() - before.preemptHandoffs()).as("spare Ps lent").isZero();
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package io.gosched.api.error;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A backend the service depends on (in cluster mode: NATS) could not carry out a request now,
+ * and says when trying again makes sense: the HTTP answer carries {@code Retry-After}. Thrown by
+ * the ports of {@code io.gosched.api.job.spi} and {@code io.gosched.api.channel.spi}, never by the
+ * embedded default.
+ */
+public abstract sealed class BackendException extends RuntimeException permits BackendUnavailableException, BackendFullException {
+
+    private final String backend;
+    private final Duration retryAfter;
+
+    /**
+     * @param backend    what refused, for the problem detail ("NATS at nats://...")
+     * @param retryAfter when trying again makes sense
+     */
+    BackendException(String backend, String message, Duration retryAfter, Throwable cause) {
+        super(message, cause);
+        this.backend = Objects.requireNonNull(backend);
+        this.retryAfter = Objects.requireNonNull(retryAfter);
+    }
+
+    public String backend() {
+        return backend;
+    }
+
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+}

@@ -1,0 +1,188 @@
+package io.gosched.api.job.spi;
+
+import java.time.Instant;
+import java.util.Objects;
+
+import io.gosched.api.job.JobState;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A job as the {@link JobStore} keeps it: what was asked ({@link Spec}, never changes) and where
+ * it stands ({@link Status}, replaced as a whole by every compare-and-set). Everything a
+ * {@code JobView} shows can be rebuilt from it on any node; the live counters of a running
+ * attempt come separately, as {@link JobStore.Progress}.
+ *
+ * @param id      the job's id (a UUID)
+ * @param spec    the request as accepted
+ * @param status  the state and the record of finished attempts
+ */
+public record JobRecord(String id, Spec spec, Status status) {
+
+    public JobRecord {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(status, "status");
+    }
+
+    /**
+     * What was asked, fixed at submission.
+     *
+     * @param request         the request body as accepted; a runner on any node parses it again
+     *                        (with {@code submittedAt} as the parse's "now"), so nodes must share the
+     *                        {@code gosched.api.limits}. Null in {@link #summary()}s.
+     * @param name            the client's label, or null
+     * @param template        the template's name, or null for a literal workload
+     * @param priority        0 to 9
+     * @param maxAttempts     attempts the retry policy allows in all
+     * @param timeoutMs       the deadline of each attempt
+     * @param maxGoroutines   what admission reserves for one attempt
+     * @param submittedAt     when the job was accepted
+     * @param notBefore       earliest start, or null
+     * @param idempotencyKey  the Idempotency-Key header, or null
+     * @param bodyHash        SHA-256 of the body, for key replays; null without a key
+     */
+    public record Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
+            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash) {
+
+        public Spec {
+            Objects.requireNonNull(submittedAt, "submittedAt");
+        }
+    }
+
+    /**
+     * Where the job stands.
+     *
+     * @param state            see {@link JobState}
+     * @param ticket           the number of the one valid {@link JobTicket}; a pulled ticket with
+     *                         another number is stale
+     * @param attempt          attempts started so far (0 before the first)
+     * @param attemptBase      {@code attempt} when the budget was last reset by a manual retry
+     * @param node             the node running the job, or the one that ran it last; null before
+     * @param cancelRequested  DELETE reached a running job: its node cancels the run's Context
+     * @param queuedAt         when it last entered the queue
+     * @param startedAt        when the current or last attempt started, or null
+     * @param finishedAt       when it reached a final state, or null
+     * @param counters         finished attempts' work, added up
+     * @param lastReceived     the last value a recv step took, or null if none (a JSON null is a value)
+     * @param error            why it failed, or null
+     */
+    public record Status(JobState state, long ticket, int attempt, int attemptBase, String node, boolean cancelRequested,
+            Instant queuedAt, Instant startedAt, Instant finishedAt, Counters counters, JsonNode lastReceived, Failure error) {
+
+        public Status {
+            Objects.requireNonNull(state, "state");
+            Objects.requireNonNull(counters, "counters");
+        }
+
+        /** A new job's status: queued under ticket 1. */
+        public static Status queued(Instant now) {
+            return new Status(JobState.QUEUED, 1, 0, 0, null, false, now, null, null, Counters.ZERO, null, null);
+        }
+
+        /**
+         * {@code queued -> running} on {@code node} as the next attempt, or a takeover
+         * ({@code running -> running}) by another node after the first one's lease lapsed.
+         */
+        public Status claimed(String runner, Instant now) {
+            if (state != JobState.QUEUED && state != JobState.RUNNING) {
+                throw illegal(JobState.RUNNING);
+            }
+            return new Status(JobState.RUNNING, ticket, attempt + 1, attemptBase, runner, cancelRequested, queuedAt, now, null,
+                    counters, lastReceived, null);
+        }
+
+        /** A final state after an attempt, folding the attempt's counters and outcome in. */
+        public Status finished(JobState to, Instant now, Counters attemptCounters, JsonNode received, Failure failure) {
+            if (!to.isFinal() || !state.canMoveTo(to)) {
+                throw illegal(to);
+            }
+            return new Status(to, ticket, attempt, attemptBase, node, false, queuedAt, startedAt, now, counters.plus(attemptCounters),
+                    received != null ? received : lastReceived, failure);
+        }
+
+        /** Back to the queue under the next ticket: an automatic retry ({@code running}) or a manual one (final). */
+        public Status requeued(Instant now, Counters attemptCounters, JsonNode received, Failure failure, boolean resetBudget) {
+            if (!state.canMoveTo(JobState.QUEUED)) {
+                throw illegal(JobState.QUEUED);
+            }
+            return new Status(JobState.QUEUED, ticket + 1, attempt, resetBudget ? attempt : attemptBase, node, false, now, startedAt,
+                    null, counters.plus(attemptCounters), received != null ? received : lastReceived, failure);
+        }
+
+        /** A running job asked to stop: its node sees this and cancels the run's Context. */
+        public Status withCancelRequested() {
+            if (state != JobState.RUNNING) {
+                throw new IllegalStateException("only a running job can be asked to stop; this one is " + state.json());
+            }
+            return new Status(state, ticket, attempt, attemptBase, node, true, queuedAt, startedAt, finishedAt, counters, lastReceived,
+                    error);
+        }
+
+        /** True if the retry policy allows another automatic attempt. */
+        public boolean attemptsLeft(int maxAttempts) {
+            return attempt - attemptBase < maxAttempts;
+        }
+
+        private IllegalStateException illegal(JobState to) {
+            return new IllegalStateException("illegal transition " + state.json() + " -> " + to.json());
+        }
+    }
+
+    /** Work done by attempts, added up (the live goroutines of a running attempt come as progress). */
+    public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun) {
+
+        public static final Counters ZERO = new Counters(0, 0, 0, 0);
+
+        public Counters plus(Counters o) {
+            return o == null ? this : new Counters(goroutinesSpawned + o.goroutinesSpawned, messagesSent + o.messagesSent,
+                    messagesReceived + o.messagesReceived, stepsRun + o.stepsRun);
+        }
+    }
+
+    /**
+     * Why a job failed.
+     *
+     * @param reason   {@value #STEP} (a step failed), {@value #TIMEOUT}, {@value #REFUSED} (the runtime
+     *                 would not start it) or {@value #LOST} (its node died max-deliver times)
+     * @param pointer  the failing step's JSON pointer into the workload ("" for the job as a whole)
+     * @param detail   what happened, for people
+     */
+    public record Failure(String reason, String pointer, String detail) {
+        public static final String STEP = "step";
+        public static final String TIMEOUT = "timeout";
+        public static final String REFUSED = "refused";
+        public static final String LOST = "lost";
+
+        public Failure {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(pointer, "pointer");
+            Objects.requireNonNull(detail, "detail");
+        }
+    }
+
+    /** The same job without its request body: what list indexes keep. */
+    public JobRecord summary() {
+        if (spec.request() == null) {
+            return this;
+        }
+        Spec s = spec;
+        return new JobRecord(id, new Spec(null, s.name(), s.template(), s.priority(), s.maxAttempts(), s.timeoutMs(), s.maxGoroutines(),
+                s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash()), status);
+    }
+
+    public JobRecord withStatus(Status next) {
+        return new JobRecord(id, spec, next);
+    }
+
+    /**
+     * {@code queued|running -> failed} with reason {@value Failure#LOST}: the dead letter of a job
+     * whose runners died {@code deliveries} times. The attempt's counters are lost with it.
+     */
+    public JobRecord lost(Instant now, int deliveries) {
+        Failure f = new Failure(Failure.LOST, "", "lost: the job was delivered " + deliveries
+                + " times and no node finished it (each node that took it died or lost the queue); POST /retry runs it again");
+        Status s = status;
+        return withStatus(new Status(JobState.FAILED, s.ticket(), s.attempt(), s.attemptBase(), s.node(), false, s.queuedAt(),
+                s.startedAt(), now, s.counters(), s.lastReceived(), f));
+    }
+}

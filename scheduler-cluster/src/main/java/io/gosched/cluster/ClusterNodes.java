@@ -1,0 +1,227 @@
+package io.gosched.cluster;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.nats.client.JetStreamApiException;
+import io.nats.client.KeyValue;
+import io.nats.client.api.KeyValueConfiguration;
+import io.nats.client.api.KeyValueEntry;
+import io.nats.client.api.KeyValueOperation;
+import io.nats.client.api.StorageType;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Which nodes are running: each renews its entry in the KV bucket {@code gosched_nodes} every
+ * {@code heartbeat}, and the bucket's TTL (three heartbeats) removes the entry of a node that
+ * stopped. One node at a time also holds the key {@code leader} the same way; the leader runs the
+ * cluster-wide chores (retention).
+ *
+ * <p>A node id belongs to one running process: a process that finds its id held by another
+ * incarnation waits for that entry to expire (a restart after a crash), and refuses to start if
+ * it does not (two processes configured with one id).
+ *
+ * <p>Thread-safe; heartbeats run on a platform thread of their own.
+ */
+public final class ClusterNodes implements AutoCloseable {
+
+    private static final Log log = LogFactory.getLog(ClusterNodes.class);
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    static final int WRONG_LAST_SEQUENCE = 10071;
+
+    /** A node's entry. */
+    public record NodeInfo(String node, String incarnation, Instant startedAt) {}
+
+    private final ClusterConnection conn;
+    private final KeyValue kv;
+    private final NodeInfo self;
+    private final byte[] selfBytes;
+    private final ScheduledExecutorService timer;
+    private long revision; // of our own key; executed only by the timer thread after start
+    private long leaderRevision; // 0 when not the leader; same thread
+    private volatile boolean leader;
+
+    private ClusterNodes(ClusterConnection conn) throws IOException, JetStreamApiException {
+        this.conn = conn;
+        ClusterProperties p = conn.properties();
+        Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.NODES_BUCKET)
+                .description("gosched nodes: one entry per running node, renewed every heartbeat; and the leader")
+                .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas()).ttl(p.nodeTtl())
+                .maxBucketSize(16L << 20).maximumValueSize(1024).build());
+        this.kv = conn.keyValue(ClusterLayout.NODES_BUCKET);
+        this.self = new NodeInfo(conn.nodeId(), conn.incarnation(), Instant.now());
+        this.selfBytes = JSON.writeValueAsBytes(self);
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().name("gosched-heartbeat").daemon(true).unstarted(r));
+    }
+
+    /**
+     * Claims this node's id and starts the heartbeat.
+     *
+     * @throws IllegalStateException when another running process holds the id
+     */
+    public static ClusterNodes start(ClusterConnection conn) {
+        ClusterNodes n;
+        try {
+            n = new ClusterNodes(conn);
+            n.claim();
+        } catch (IOException | JetStreamApiException e) {
+            throw new IllegalStateException("cluster mode: cannot register node " + conn.nodeId() + " on NATS: " + e.getMessage(), e);
+        }
+        long ms = conn.properties().heartbeat().toMillis();
+        n.timer.scheduleAtFixedRate(n::beat, 0, ms, TimeUnit.MILLISECONDS);
+        return n;
+    }
+
+    private void claim() throws IOException, JetStreamApiException {
+        Duration ttl = conn.properties().nodeTtl();
+        long deadline = System.nanoTime() + ttl.multipliedBy(2).plusSeconds(1).toNanos();
+        while (true) {
+            try {
+                revision = kv.create(self.node(), selfBytes);
+                return;
+            } catch (JetStreamApiException e) {
+                if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
+                    throw e;
+                }
+            }
+            Optional<NodeInfo> holder = info(self.node());
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("gosched.cluster.node-id: node id '" + self.node() + "' is in use by a running node ("
+                        + holder.map(h -> "incarnation " + h.incarnation() + ", started " + h.startedAt()).orElse("?")
+                        + "); give every node its own id");
+            }
+            log.info("cluster mode: node id " + self.node() + " is still held by a previous process; waiting for its entry to expire");
+            ClusterConnection.sleep(Duration.ofMillis(250));
+        }
+    }
+
+    /** One heartbeat: our entry, then the leader key. Executed only by the heartbeat thread. */
+    private void beat() {
+        if (!conn.isUp()) {
+            return;
+        }
+        try {
+            try {
+                revision = kv.update(self.node(), selfBytes, revision);
+            } catch (JetStreamApiException e) {
+                if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
+                    throw e;
+                }
+                // our entry expired while we were cut off (or another process took the id)
+                Optional<NodeInfo> holder = info(self.node());
+                if (holder.isPresent() && !holder.get().incarnation().equals(self.incarnation())) {
+                    log.error("cluster mode: node id " + self.node() + " was taken by another process (incarnation "
+                            + holder.get().incarnation() + "); give every node its own gosched.cluster.node-id");
+                    return;
+                }
+                revision = kv.create(self.node(), selfBytes);
+            }
+            leadership();
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            log.debug("heartbeat failed; the next one tries again", e);
+        }
+    }
+
+    private void leadership() throws IOException, JetStreamApiException {
+        if (leaderRevision != 0) {
+            try {
+                leaderRevision = kv.update(ClusterLayout.LEADER_KEY, selfBytes, leaderRevision);
+                return;
+            } catch (JetStreamApiException e) {
+                if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
+                    throw e;
+                }
+                leaderRevision = 0;
+                leader = false;
+                log.info("cluster mode: node " + self.node() + " is no longer the leader");
+            }
+        }
+        try {
+            leaderRevision = kv.create(ClusterLayout.LEADER_KEY, selfBytes);
+            leader = true;
+            log.info("cluster mode: node " + self.node() + " is the leader");
+        } catch (JetStreamApiException e) {
+            if (e.getApiErrorCode() != WRONG_LAST_SEQUENCE) {
+                throw e;
+            }
+        }
+    }
+
+    public NodeInfo self() {
+        return self;
+    }
+
+    /** True while this node holds the leader key (for at most one node at a time, give or take one heartbeat). */
+    public boolean isLeader() {
+        return leader;
+    }
+
+    /** The entry of {@code node}, if it is running. */
+    public Optional<NodeInfo> info(String node) {
+        try {
+            KeyValueEntry e = kv.get(node);
+            if (e == null || e.getOperation() != KeyValueOperation.PUT || e.getValue() == null) {
+                return Optional.empty();
+            }
+            return Optional.of(JSON.readValue(e.getValue(), NodeInfo.class));
+        } catch (IOException | JetStreamApiException e) {
+            throw conn.translate("read of node " + node, e);
+        }
+    }
+
+    /** True if {@code node} runs as {@code incarnation}. */
+    public boolean isAlive(String node, String incarnation) {
+        return info(node).map(i -> i.incarnation().equals(incarnation)).orElse(false);
+    }
+
+    /** Every running node. */
+    public List<NodeInfo> list() {
+        List<NodeInfo> out = new ArrayList<>();
+        try {
+            for (String k : kv.keys()) {
+                if (!k.equals(ClusterLayout.LEADER_KEY)) {
+                    info(k).ifPresent(out::add);
+                }
+            }
+        } catch (IOException | JetStreamApiException | InterruptedException e) {
+            throw conn.translate("list of nodes", e);
+        }
+        return out;
+    }
+
+    /** Stops the heartbeat and removes this node's entries, so that others see it gone at once. */
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        try {
+            timer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (!conn.isUp()) {
+            return;
+        }
+        try {
+            if (leaderRevision != 0) {
+                kv.delete(ClusterLayout.LEADER_KEY, leaderRevision);
+            }
+            kv.delete(self.node(), revision);
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            log.debug("node entries not removed; they expire by themselves", e);
+        }
+    }
+
+    /** Stops the heartbeat without removing anything: what a SIGKILL looks like to the others (tests). */
+    public void abandon() {
+        timer.shutdownNow();
+    }
+}

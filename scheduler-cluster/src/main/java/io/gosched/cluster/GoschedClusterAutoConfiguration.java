@@ -1,0 +1,123 @@
+package io.gosched.cluster;
+
+import java.time.Clock;
+
+import io.gosched.api.ApiProperties;
+import io.gosched.cluster.channel.NatsChannelDirectory;
+import io.gosched.cluster.job.NatsJobQueue;
+import io.gosched.cluster.job.NatsJobStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.util.StringUtils;
+
+/**
+ * Cluster mode: active only when {@code gosched.cluster.nats.url} is set; without it nothing of
+ * this module runs, connects or registers, and the service is the embedded single node.
+ *
+ * <p>Provides the NATS implementations of the job queue, job store and channel directory ports,
+ * the node's heartbeat, the cluster meters and, where Boot's health support is present, the
+ * health component {@code nats}. Every meter of the application gets the tag {@code node}
+ * through {@link ClusterEnvironment}.
+ * Runs before the API's auto-configuration so that its in-memory defaults back off.
+ */
+@AutoConfiguration(beforeName = "io.gosched.api.GoschedApiAutoConfiguration")
+@Conditional(GoschedClusterAutoConfiguration.OnNatsUrl.class)
+@EnableConfigurationProperties(ClusterProperties.class)
+public class GoschedClusterAutoConfiguration {
+
+    /**
+     * Cluster mode is on when {@code gosched.cluster.nats.url} has a value. An empty one (what
+     * {@code GOSCHED_CLUSTER_NATS_URL=} or {@code ${NATS_URL:}} in a compose file gives) means
+     * off, as unset does, not a bad URL.
+     */
+    static final class OnNatsUrl implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            return StringUtils.hasText(context.getEnvironment().getProperty("gosched.cluster.nats.url"));
+        }
+    }
+
+    private static final Log log = LogFactory.getLog(GoschedClusterAutoConfiguration.class);
+    /** What a job record adds to its request body in a KV value: the status, JSON-encoded. */
+    static final int RECORD_OVERHEAD = 8 * 1024;
+
+    @Bean(destroyMethod = "close")
+    public ClusterConnection goschedClusterConnection(ClusterProperties properties, ObjectProvider<ApiProperties> api) {
+        ClusterConnection c = ClusterConnection.connect(properties);
+        ApiProperties a = api.getIfAvailable();
+        long maxPayload = c.nats().getServerInfo().getMaxPayload();
+        if (a != null && a.limits().maxBodyBytes() + RECORD_OVERHEAD > maxPayload) {
+            c.close();
+            throw new IllegalStateException("gosched.api.limits.max-body-bytes (" + a.limits().maxBodyBytes()
+                    + ") is more than NATS at " + properties.nats().url() + " carries in one message with a job record around it ("
+                    + maxPayload + " bytes, the server's max_payload): lower it below " + (maxPayload - RECORD_OVERHEAD)
+                    + " or raise max_payload");
+        }
+        return c;
+    }
+
+    @Bean
+    public ClusterMetrics goschedClusterMetrics(ObjectProvider<MeterRegistry> registry, ClusterConnection conn) {
+        ClusterMetrics m = new ClusterMetrics(registry.getIfAvailable(), conn.nodeId());
+        m.connection(conn);
+        return m;
+    }
+
+    @Bean(destroyMethod = "close")
+    public ClusterNodes goschedClusterNodes(ClusterConnection conn) {
+        return ClusterNodes.start(conn);
+    }
+
+    @Bean(destroyMethod = "close")
+    public NatsJobQueue goschedJobQueue(ClusterConnection conn, ClusterMetrics metrics) {
+        return NatsJobQueue.start(conn, metrics, Clock.systemUTC());
+    }
+
+    @Bean(destroyMethod = "close")
+    public NatsJobStore goschedJobStore(ClusterConnection conn) {
+        return NatsJobStore.start(conn);
+    }
+
+    @Bean(destroyMethod = "close")
+    public NatsChannelDirectory goschedChannelDirectory(ClusterConnection conn, ClusterNodes nodes) {
+        return NatsChannelDirectory.start(conn, nodes);
+    }
+
+    /** Says at start-up what this node is, and what of cluster mode it uses so far. */
+    @Bean
+    public SmartInitializingSingleton goschedClusterStartupReport(ClusterConnection conn) {
+        return () -> log.warn("cluster mode: node " + conn.nodeId() + " has its job queue, job store and channel directory on NATS "
+                + conn.properties().nats().url() + ", but the job and channel services of this build do not use them yet:"
+                + " jobs and channels still live in this node's memory");
+    }
+
+    /** The health component {@code nats}: DOWN while the node is cut off from NATS (it reconnects by itself). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    static class NatsHealth {
+
+        @Bean
+        HealthIndicator natsHealthIndicator(ClusterConnection conn) {
+            return () -> {
+                Health.Builder b = conn.isUp() ? Health.up() : Health.down();
+                return b.withDetail("node", conn.nodeId()).withDetail("state", conn.state().name().toLowerCase())
+                        .withDetail("since", conn.stateSince().toString()).withDetail("reconnects", conn.reconnects()).build();
+            };
+        }
+    }
+}

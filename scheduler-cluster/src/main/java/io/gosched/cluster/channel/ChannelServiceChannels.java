@@ -1,0 +1,80 @@
+package io.gosched.cluster.channel;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.channel.spi.ChannelException;
+import io.gosched.api.channel.spi.ChannelOutcome;
+import io.gosched.api.channel.spi.LocalChannels;
+import io.gosched.api.error.ApiProblem;
+import io.gosched.runtime.Chan;
+import io.gosched.runtime.Received;
+import tools.jackson.databind.JsonNode;
+
+/** The node's {@link ChannelService} channels as the {@link LocalChannels} forwarded operations run on. */
+public final class ChannelServiceChannels implements LocalChannels {
+
+    private final ChannelService channels;
+
+    public ChannelServiceChannels(ChannelService channels) {
+        this.channels = channels;
+    }
+
+    private Chan<Object> chan(String name) {
+        Chan<Object> ch = channels.lookup(name);
+        if (ch == null) {
+            throw new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
+        }
+        return ch;
+    }
+
+    @Override
+    public CompletableFuture<Void> send(String name, JsonNode value) {
+        return chan(name).sendAsync(value);
+    }
+
+    @Override
+    public CompletableFuture<Received<Object>> recv(String name) {
+        return chan(name).recvAsync();
+    }
+
+    @Override
+    public void close(String name) {
+        try {
+            channels.close(name);
+        } catch (ApiProblem p) {
+            String type = p.getBody().getType() == null ? "" : p.getBody().getType().toString();
+            if (type.equals(ApiProblem.TYPE_BASE + "channel-closed")) {
+                throw new ChannelException(ChannelException.Kind.CLOSED, name, "channel '" + name + "' is closed");
+            }
+            if (type.equals(ApiProblem.TYPE_BASE + "not-found")) {
+                throw new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
+            }
+            throw p;
+        }
+    }
+
+    @Override
+    public boolean putBack(String name, JsonNode value) {
+        Chan<Object> ch = channels.lookup(name);
+        if (ch == null) {
+            return false;
+        }
+        CompletableFuture<Void> f = ch.sendAsync(value);
+        return !f.isCompletedExceptionally();
+    }
+
+    @Override
+    public Optional<ChannelOutcome.State> describe(String name) {
+        ChannelService.NamedChannel ch;
+        try {
+            ch = channels.get(name);
+        } catch (ApiProblem notFound) {
+            return Optional.empty();
+        }
+        ChannelService.ChannelView v = channels.view(ch);
+        return Optional.of(new ChannelOutcome.State(v.name(), v.capacity(), v.len(), v.closed(), v.waitingSenders(), v.waitingReceivers(),
+                v.createdAt()));
+    }
+}

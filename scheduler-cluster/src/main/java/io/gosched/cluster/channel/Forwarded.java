@@ -1,0 +1,105 @@
+package io.gosched.cluster.channel;
+
+import io.gosched.api.channel.spi.ChannelOutcome;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The wire format of forwarded channel operations on {@code gosched.chan.<node>} (JSON, so
+ * {@code nats sub} shows it):
+ * <pre>
+ * request  {"op", "id", "channel", "incarnation", "timeoutMs"?, "value"?}
+ *          op: send | recv | close | describe   (answered)
+ *              confirm | return | cancel          (no answer: the caller got a recv's value / went away)
+ * reply    {"status": ok | not_found | closed | lost | busy | unknown, "sent"?, "received"?, "value"?, "ok"?,
+ *           "reason"?, "state"?}
+ * </pre>
+ * {@code id} names one operation of one caller: a retried request carries the same id and gets
+ * the outcome the home recorded for it, never a second execution.
+ */
+final class Forwarded {
+
+    static final String SEND = "send";
+    static final String RECV = "recv";
+    static final String CLOSE = "close";
+    static final String DESCRIBE = "describe";
+    static final String CONFIRM = "confirm";
+    static final String RETURN = "return";
+    static final String CANCEL = "cancel";
+
+    static final String OK = "ok";
+    static final String NOT_FOUND = "not_found";
+    static final String CLOSED = "closed";
+    static final String LOST = "lost";
+    static final String BUSY = "busy";
+    static final String UNKNOWN = "unknown";
+
+    private static final JsonMapper JSON = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .changeDefaultPropertyInclusion(v -> v.withValueInclusion(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL))
+            .build();
+
+    private Forwarded() {}
+
+    /** A forwarded operation. {@code value} may be a JSON null (a value); Java null means none. */
+    record Request(String op, String id, String channel, String incarnation, Long timeoutMs, JsonNode value) {
+
+        /** A new operation on {@code home}'s channel, with a fresh request id. */
+        static Request to(io.gosched.api.channel.spi.ChannelHome home, String op, Long timeoutMs, JsonNode value) {
+            return new Request(op, java.util.UUID.randomUUID().toString(), home.name(), home.incarnation(), timeoutMs, value);
+        }
+
+        /** The follow-up ({@code confirm}, {@code return}, {@code cancel}) of this operation. */
+        Request withOp(String other) {
+            return new Request(other, id, channel, incarnation, null, null);
+        }
+    }
+
+    /** The home's answer. */
+    record Reply(String status, Boolean sent, Boolean received, JsonNode value, Boolean ok, String reason, ChannelOutcome.State state) {
+
+        static Reply status(String status) {
+            return new Reply(status, null, null, null, null, null, null);
+        }
+
+        static Reply of(ChannelOutcome.Send s) {
+            return new Reply(OK, s.sent(), null, null, null, s.reason(), null);
+        }
+
+        static Reply of(ChannelOutcome.Recv r) {
+            return new Reply(OK, null, r.received(), r.value(), r.ok(), r.reason(), null);
+        }
+
+        static Reply of(ChannelOutcome.State s) {
+            return new Reply(OK, null, null, null, null, null, s);
+        }
+
+        ChannelOutcome.Send send() {
+            return new ChannelOutcome.Send(Boolean.TRUE.equals(sent), reason);
+        }
+
+        ChannelOutcome.Recv recv() {
+            return new ChannelOutcome.Recv(Boolean.TRUE.equals(received), value, Boolean.TRUE.equals(ok), reason);
+        }
+    }
+
+    static byte[] encode(Object o) {
+        return JSON.writeValueAsBytes(o);
+    }
+
+    static Request request(byte[] b) {
+        return JSON.readValue(b, Request.class);
+    }
+
+    static Reply reply(byte[] b) {
+        return JSON.readValue(b, Reply.class);
+    }
+
+    static byte[] encodeHome(io.gosched.api.channel.spi.ChannelHome h) {
+        return JSON.writeValueAsBytes(h);
+    }
+
+    static io.gosched.api.channel.spi.ChannelHome home(byte[] b) {
+        return JSON.readValue(b, io.gosched.api.channel.spi.ChannelHome.class);
+    }
+}

@@ -1,0 +1,425 @@
+package io.gosched.cluster.channel;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.gosched.api.channel.spi.ChannelDirectory;
+import io.gosched.api.channel.spi.ChannelException;
+import io.gosched.api.channel.spi.ChannelHome;
+import io.gosched.api.channel.spi.ChannelOutcome;
+import io.gosched.api.channel.spi.LocalChannels;
+import io.gosched.cluster.ClusterConnection;
+import io.gosched.cluster.ClusterLayout;
+import io.gosched.cluster.ClusterNodes;
+import io.gosched.cluster.Provisioning;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamStatusException;
+import io.nats.client.KeyValue;
+import io.nats.client.Message;
+import io.nats.client.api.KeyValueConfiguration;
+import io.nats.client.api.KeyValueEntry;
+import io.nats.client.api.KeyValueOperation;
+import io.nats.client.api.KeyValueWatcher;
+import io.nats.client.api.StorageType;
+import io.nats.client.impl.NatsKeyValueWatchSubscription;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The channel directory on NATS: homes in the KV bucket {@code gosched_channels} (created with
+ * {@code create}, so a name is unique cluster-wide), operations forwarded to the home over
+ * request-reply on {@code gosched.chan.<node>}.
+ *
+ * <h2>Forwarding</h2>
+ * A call waits up to the operation's timeout plus {@code forward-margin} for the home's reply;
+ * without one it asks again with the same request id, {@value #RETRIES} times, a margin each.
+ * The home answers a repeated id from its outcome cache ({@link HomeServer}), so a lost reply
+ * never makes an operation happen twice. "No responders" (nobody subscribes for that node) or
+ * silence past the last retry is then checked against the home's heartbeat:
+ * <ul>
+ * <li>the home is gone (no heartbeat of that incarnation): {@link ChannelException.Kind#LOST},
+ *     HTTP 410 — within one node TTL of a SIGKILL, never a hang;</li>
+ * <li>the home is alive but unreachable (reconnecting): no-responders is retried until the
+ *     deadline, then {@code BackendUnavailableException} (503). For a send this means
+ *     "outcome unknown", never "not sent".</li>
+ * </ul>
+ * A recv that got a value confirms it to the home once the value is emitted; one whose
+ * subscriber cancelled first tells the home to put it back.
+ *
+ * <p>Thread-safe. The forwarding methods block no thread; the registry methods block on one
+ * KV round trip.
+ */
+public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseable {
+
+    private static final Log log = LogFactory.getLog(NatsChannelDirectory.class);
+    /** Requests with the same id after the first one found no reply in time. */
+    static final int RETRIES = 3;
+    static final int MAX_PENDING = 100_000;
+    static final int WRONG_LAST_SEQUENCE = 10071;
+
+    private final ClusterConnection conn;
+    private final ClusterNodes nodes;
+    private final KeyValue kv;
+    private final Duration margin;
+    private final Map<String, ChannelHome> index = new ConcurrentHashMap<>();
+    private final CountDownLatch indexLoaded = new CountDownLatch(1);
+    private final NatsKeyValueWatchSubscription indexFeed;
+    private HomeServer server;
+
+    private NatsChannelDirectory(ClusterConnection conn, ClusterNodes nodes) throws IOException, JetStreamApiException, InterruptedException {
+        this.conn = conn;
+        this.nodes = nodes;
+        this.margin = conn.properties().forwardMargin();
+        Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.CHANNELS_BUCKET)
+                .description("gosched named channels: name -> home node").maxHistoryPerKey(1).storageType(StorageType.File)
+                .replicas(conn.properties().replicas()).maxBucketSize(64L << 20).maximumValueSize(4096).build());
+        this.kv = conn.keyValue(ClusterLayout.CHANNELS_BUCKET);
+        this.indexFeed = kv.watchAll(new KeyValueWatcher() {
+            @Override
+            public void watch(KeyValueEntry e) {
+                String name = ClusterLayout.channelName(e.getKey());
+                if (e.getOperation() == KeyValueOperation.PUT && e.getValue() != null) {
+                    try {
+                        index.put(name, Forwarded.home(e.getValue()));
+                    } catch (RuntimeException bad) {
+                        log.warn("channel " + name + ": unreadable directory entry skipped");
+                    }
+                } else {
+                    index.remove(name);
+                }
+            }
+
+            @Override
+            public void endOfData() {
+                indexLoaded.countDown();
+            }
+        });
+    }
+
+    /** Creates (or updates) the bucket and loads the directory. */
+    public static NatsChannelDirectory start(ClusterConnection conn, ClusterNodes nodes) {
+        try {
+            NatsChannelDirectory d = new NatsChannelDirectory(conn, nodes);
+            if (!d.indexLoaded.await(60, TimeUnit.SECONDS)) {
+                d.close();
+                throw new IllegalStateException("cluster mode: the channel directory did not load from NATS within 60 s");
+            }
+            return d;
+        } catch (IOException | JetStreamApiException e) {
+            throw new IllegalStateException("cluster mode: cannot set up the channel directory on NATS: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while loading the channel directory", e);
+        }
+    }
+
+    @Override
+    public String localNode() {
+        return conn.nodeId();
+    }
+
+    @Override
+    public String localIncarnation() {
+        return conn.incarnation();
+    }
+
+    /**
+     * Starts serving forwarded operations, after removing the entries this node id left behind
+     * in an earlier life: those channels died with that process.
+     */
+    @Override
+    public synchronized void serve(LocalChannels local) {
+        if (server != null) {
+            throw new IllegalStateException("already serving");
+        }
+        forgetPreviousLives();
+        server = new HomeServer(conn, local, margin.multipliedBy(RETRIES + 3), MAX_PENDING);
+        server.start();
+    }
+
+    private void forgetPreviousLives() {
+        for (ChannelHome h : index.values()) {
+            if (h.node().equals(conn.nodeId()) && !h.incarnation().equals(conn.incarnation())) {
+                deleteIf(h.name(), e -> true);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- registry
+
+    @Override
+    public ChannelHome register(String name, int capacity, Instant createdAt) {
+        conn.check();
+        ChannelHome home = new ChannelHome(name, conn.nodeId(), conn.incarnation(), capacity, createdAt);
+        try {
+            kv.create(ClusterLayout.channelKey(name), Forwarded.encodeHome(home));
+            index.put(name, home); // read-your-writes on this node; the feed confirms it
+            return home;
+        } catch (JetStreamApiException e) {
+            if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
+                throw new ChannelException(ChannelException.Kind.EXISTS, name, "channel '" + name + "' already exists");
+            }
+            throw new IllegalStateException("NATS refused channel '" + name + "': " + e.getMessage(), e);
+        } catch (IOException | IllegalStateException e) {
+            throw conn.translate("registration of channel '" + name + "'", e);
+        }
+    }
+
+    /**
+     * Removes the entry of {@code name} if the channel lives here, or if its home is gone (a
+     * lost channel can be deleted from any node); false if it lives on another running node or
+     * does not exist.
+     */
+    @Override
+    public boolean unregister(String name) {
+        conn.check();
+        return deleteIf(name, h -> (h.node().equals(conn.nodeId()) && h.incarnation().equals(conn.incarnation())) || !isAlive(h));
+    }
+
+    private boolean deleteIf(String name, java.util.function.Predicate<ChannelHome> condition) {
+        try {
+            KeyValueEntry e = kv.get(ClusterLayout.channelKey(name));
+            if (e == null || e.getOperation() != KeyValueOperation.PUT || !condition.test(Forwarded.home(e.getValue()))) {
+                return false;
+            }
+            kv.delete(ClusterLayout.channelKey(name), e.getRevision());
+            index.remove(name);
+            return true;
+        } catch (JetStreamApiException e) {
+            if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
+                return false;
+            }
+            throw new IllegalStateException("NATS refused the removal of channel '" + name + "': " + e.getMessage(), e);
+        } catch (IOException | IllegalStateException e) {
+            throw conn.translate("removal of channel '" + name + "'", e);
+        }
+    }
+
+    @Override
+    public Optional<ChannelHome> home(String name) {
+        conn.check();
+        try {
+            KeyValueEntry e = kv.get(ClusterLayout.channelKey(name));
+            if (e == null || e.getOperation() != KeyValueOperation.PUT || e.getValue() == null) {
+                return Optional.empty();
+            }
+            return Optional.of(Forwarded.home(e.getValue()));
+        } catch (JetStreamApiException e) {
+            throw new IllegalStateException("NATS refused the lookup of channel '" + name + "': " + e.getMessage(), e);
+        } catch (IOException | IllegalStateException e) {
+            throw conn.translate("lookup of channel '" + name + "'", e);
+        }
+    }
+
+    @Override
+    public List<ChannelHome> list() {
+        return index.values().stream().sorted(Comparator.comparing(ChannelHome::name)).toList();
+    }
+
+    /** Liveness of a home as last read, for the watchdogs of long waits. */
+    private record Liveness(String incarnation, boolean alive, long readAt) {}
+
+    private final Map<String, Liveness> liveness = new ConcurrentHashMap<>();
+
+    /** {@link #isAlive} read at most once per heartbeat per node, however many operations wait on it. */
+    private boolean isAliveCached(ChannelHome home) {
+        Liveness l = liveness.get(home.node());
+        long now = System.nanoTime();
+        if (l != null && l.incarnation().equals(home.incarnation()) && now - l.readAt() < conn.properties().heartbeat().toNanos()) {
+            return l.alive();
+        }
+        boolean alive = isAlive(home);
+        liveness.put(home.node(), new Liveness(home.incarnation(), alive, now));
+        return alive;
+    }
+
+    @Override
+    public boolean isAlive(ChannelHome home) {
+        if (home.node().equals(conn.nodeId())) {
+            return home.incarnation().equals(conn.incarnation());
+        }
+        return nodes.isAlive(home.node(), home.incarnation());
+    }
+
+    // ---------------------------------------------------------------- forwarding
+
+    @Override
+    public Mono<ChannelOutcome.Send> send(ChannelHome home, JsonNode value, Duration timeout) {
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.SEND, timeout.toMillis(), value);
+        AtomicBoolean answered = new AtomicBoolean();
+        return call(home, req, timeout)
+                .map(r -> {
+                    check(home, r);
+                    return r.send();
+                })
+                .doOnSuccess(s -> answered.set(true))
+                .doOnError(e -> answered.set(true))
+                .doOnCancel(() -> {
+                    if (!answered.get()) {
+                        tell(home, req.withOp(Forwarded.CANCEL)); // withdraw it if still pending
+                    }
+                });
+    }
+
+    @Override
+    public Mono<ChannelOutcome.Recv> recv(ChannelHome home, Duration timeout) {
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.RECV, timeout.toMillis(), null);
+        AtomicBoolean answered = new AtomicBoolean();
+        return call(home, req, timeout)
+                .map(r -> {
+                    check(home, r);
+                    return r.recv();
+                })
+                .doOnSuccess(r -> {
+                    answered.set(true);
+                    if (r != null && r.tookValue()) {
+                        tell(home, req.withOp(Forwarded.CONFIRM));
+                    }
+                })
+                .doOnError(e -> {
+                    answered.set(true);
+                    tell(home, req.withOp(Forwarded.RETURN)); // if the home did take a value, it goes back
+                })
+                .doOnCancel(() -> {
+                    if (!answered.get()) {
+                        tell(home, req.withOp(Forwarded.RETURN));
+                    }
+                });
+    }
+
+    @Override
+    public Mono<Void> close(ChannelHome home) {
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.CLOSE, null, null);
+        return call(home, req, Duration.ZERO).doOnNext(r -> check(home, r)).then();
+    }
+
+    @Override
+    public Mono<Optional<ChannelOutcome.State>> describe(ChannelHome home) {
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.DESCRIBE, null, null);
+        return call(home, req, Duration.ZERO).map(r -> {
+            if (Forwarded.NOT_FOUND.equals(r.status())) {
+                return Optional.<ChannelOutcome.State>empty();
+            }
+            check(home, r);
+            return Optional.ofNullable(r.state());
+        });
+    }
+
+    /** Turns a reply that is not "ok" into the exception the port promises. */
+    private void check(ChannelHome home, Forwarded.Reply r) {
+        String n = home.name();
+        switch (r.status() == null ? Forwarded.UNKNOWN : r.status()) {
+            case Forwarded.OK -> {
+            }
+            case Forwarded.NOT_FOUND -> throw new ChannelException(ChannelException.Kind.NOT_FOUND, n, "channel '" + n + "' does not exist");
+            case Forwarded.CLOSED -> throw new ChannelException(ChannelException.Kind.CLOSED, n, "channel '" + n + "' is closed");
+            case Forwarded.LOST -> throw lost(home);
+            case Forwarded.BUSY -> throw conn.unavailable("the home node " + home.node() + " of channel '" + n
+                    + "' holds too many forwarded operations", null);
+            default -> throw conn.unavailable("the outcome of the operation on channel '" + n + "' is unknown", null);
+        }
+    }
+
+    private ChannelException lost(ChannelHome home) {
+        return new ChannelException(ChannelException.Kind.LOST, home.name(), "channel '" + home.name() + "' is lost: its home node "
+                + home.node() + " is gone, and the channel with it");
+    }
+
+    /** One operation with its retries; see the class comment. */
+    private Mono<Forwarded.Reply> call(ChannelHome home, Forwarded.Request req, Duration opTimeout) {
+        byte[] body = Forwarded.encode(req);
+        long deadline = System.nanoTime() + opTimeout.plus(margin.multipliedBy(RETRIES + 1)).toNanos();
+        return attempt(home, body, opTimeout.plus(margin), 0, deadline);
+    }
+
+    private Mono<Forwarded.Reply> attempt(ChannelHome home, byte[] body, Duration wait, int lap, long deadline) {
+        return Mono.defer(() -> {
+            if (!conn.isUp()) {
+                return Mono.error(conn.unavailable("NATS is unreachable; channel '" + home.name() + "' lives on node " + home.node(), null));
+            }
+            CompletableFuture<Message> f;
+            try {
+                f = conn.nats().requestWithTimeout(ClusterLayout.channelSubject(home.node()), null, body, wait);
+            } catch (IllegalStateException closed) {
+                return Mono.error(conn.translate("forwarding to node " + home.node(), closed));
+            }
+            Mono<Forwarded.Reply> reply = Mono.fromFuture(f).map(m -> Forwarded.reply(m.getData()));
+            // A long wait is not left to its own timeout when the home dies meanwhile: its
+            // heartbeat is checked every node TTL, and a dead home ends the wait as lost.
+            Duration ttl = conn.properties().nodeTtl();
+            if (wait.compareTo(ttl) <= 0) {
+                return reply;
+            }
+            Mono<Forwarded.Reply> homeDied = Flux.interval(ttl, ttl)
+                    .concatMap(tick -> Mono.fromCallable(() -> isAliveCached(home)).subscribeOn(Schedulers.boundedElastic()))
+                    .filter(alive -> !alive).next().flatMap(dead -> Mono.error(lost(home)));
+            return Mono.firstWithSignal(reply, homeDied);
+        }).onErrorResume(e -> {
+            Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            boolean noResponders = c instanceof JetStreamStatusException jse && jse.getStatus() != null && jse.getStatus().isNoResponders();
+            boolean silent = c instanceof TimeoutException;
+            if (!noResponders && !silent) {
+                return Mono.error(c);
+            }
+            boolean pastDeadline = System.nanoTime() - deadline > 0;
+            return Mono.fromCallable(() -> isAlive(home)).subscribeOn(Schedulers.boundedElastic()).flatMap(alive -> {
+                if (!alive) {
+                    return Mono.error(lost(home));
+                }
+                if (pastDeadline || (silent && lap >= RETRIES)) {
+                    return Mono.error(conn.unavailable("the home node " + home.node() + " of channel '" + home.name()
+                            + "' did not answer in time", null));
+                }
+                Mono<Forwarded.Reply> again = attempt(home, body, margin, silent ? lap + 1 : lap, deadline);
+                return noResponders ? Mono.delay(Duration.ofMillis(100)).then(again) : again;
+            });
+        });
+    }
+
+    /** A request without an answer (confirm, return, cancel): best effort, buffered across a reconnect. */
+    private void tell(ChannelHome home, Forwarded.Request req) {
+        try {
+            conn.nats().publish(ClusterLayout.channelSubject(home.node()), Forwarded.encode(req));
+        } catch (IllegalStateException closed) {
+            // the home's sweep puts an unconfirmed value back by itself
+        }
+    }
+
+    /** Outcomes the home side holds now (tests). */
+    int pendingAtHome() {
+        return server == null ? 0 : server.pending();
+    }
+
+    /** Values the home side put back so far (tests). */
+    long valuesPutBack() {
+        return server == null ? 0 : server.valuesPutBack();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (server != null) {
+            server.close();
+        }
+        try {
+            indexFeed.unsubscribe();
+        } catch (RuntimeException e) {
+            // connection already closed
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.gosched.cluster.job;
+
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.gosched.api.job.spi.JobLease;
+import io.gosched.api.job.spi.JobTicket;
+import io.gosched.cluster.ClusterConnection;
+import io.nats.client.Message;
+
+/**
+ * A pulled ticket message of {@code GOSCHED_JOBS}: complete is an ack confirmed by the server,
+ * release a nak with delay; while open, {@link LeaseRenewer} sends its in-progress acks.
+ */
+final class NatsJobLease implements JobLease {
+
+    private final Message message;
+    private final JobTicket ticket;
+    private final int delivery;
+    private final ClusterConnection conn;
+    private final LeaseRenewer renewer;
+    private final AtomicBoolean open = new AtomicBoolean(true);
+
+    NatsJobLease(Message message, JobTicket ticket, int delivery, ClusterConnection conn, LeaseRenewer renewer) {
+        this.message = message;
+        this.ticket = ticket;
+        this.delivery = delivery;
+        this.conn = conn;
+        this.renewer = renewer;
+        renewer.add(this);
+    }
+
+    @Override
+    public JobTicket ticket() {
+        return ticket;
+    }
+
+    @Override
+    public int delivery() {
+        return delivery;
+    }
+
+    long streamSequence() {
+        return message.metaData().streamSequence();
+    }
+
+    @Override
+    public void complete() {
+        end();
+        conn.check();
+        try {
+            message.ackSync(Duration.ofSeconds(5));
+        } catch (TimeoutException | InterruptedException | IllegalStateException e) {
+            throw conn.translate("ack of job " + ticket.jobId(), e);
+        }
+    }
+
+    @Override
+    public void release(Duration delay) {
+        end();
+        conn.check();
+        if (delay.isZero() || delay.isNegative()) {
+            message.nak();
+        } else {
+            message.nakWithDelay(delay);
+        }
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open.get();
+    }
+
+    /** Executed only by the renewer thread. */
+    void renew() {
+        if (open.get()) {
+            message.inProgress();
+        }
+    }
+
+    /** Stops renewals without telling the server: what a node's death looks like to it. */
+    void abandon() {
+        if (open.compareAndSet(true, false)) {
+            renewer.remove(this);
+        }
+    }
+
+    private void end() {
+        if (!open.compareAndSet(true, false)) {
+            throw new IllegalStateException("the lease on job " + ticket.jobId() + " ticket " + ticket.number() + " was already ended");
+        }
+        renewer.remove(this);
+    }
+
+    @Override
+    public String toString() {
+        return "lease on " + ticket.jobId() + " ticket " + ticket.number() + " (delivery " + delivery + ")";
+    }
+}

@@ -1,0 +1,88 @@
+package io.gosched.cluster;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import io.gosched.api.job.spi.JobLease;
+import io.gosched.api.job.spi.JobRecord;
+import io.gosched.api.job.spi.JobTicket;
+import io.gosched.cluster.job.NatsJobQueue;
+import io.gosched.cluster.job.NatsJobStore;
+import io.gosched.cluster.testing.NatsCluster;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.node.JsonNodeFactory;
+
+import org.springframework.util.unit.DataSize;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Three routed nats-servers with streams and buckets of three replicas: the queue and the store
+ * go on when the server a node is connected to is killed (SIGKILL); the node fails over by itself.
+ * Debian binaries only: a three-container network is left to environments with Docker and time.
+ */
+class NatsClusterTest {
+
+    @TempDir
+    Path dir;
+    NatsCluster cluster;
+    TestNodes nodes;
+
+    @AfterEach
+    void stop() {
+        if (nodes != null) {
+            nodes.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void ticketsAndRecordsSurviveTheLossOfAnyOneServer() throws Exception {
+        cluster = NatsCluster.start(dir, 3);
+        nodes = new TestNodes(cluster);
+        ClusterProperties p = new ClusterProperties(new ClusterProperties.Nats(cluster.url()), "a", Duration.ofSeconds(2), 3, 3,
+                Duration.ofSeconds(20), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(64));
+        ClusterConnection conn = nodes.connect(p);
+        NatsJobQueue q = nodes.track(NatsJobQueue.start(conn, new ClusterMetrics(new SimpleMeterRegistry(), "a"), Clock.systemUTC()));
+        NatsJobStore s = nodes.track(NatsJobStore.start(conn));
+        for (int i = 0; i < 50; i++) {
+            q.enqueue(JobTicket.first("job-" + i, i % 10, null));
+            s.create(new JobRecord("job-" + i, new JobRecord.Spec(JsonNodeFactory.instance.objectNode(), null, null, 5, 1, 1, 1,
+                    Instant.now(), null, null, null), JobRecord.Status.queued(Instant.now())));
+        }
+        String connectedTo = conn.nats().getConnectedUrl();
+        int victim = 0;
+        for (int i = 0; i < cluster.size(); i++) {
+            if (connectedTo != null && connectedTo.endsWith(":" + cluster.server(i).port())) {
+                victim = i;
+            }
+        }
+        cluster.server(victim).kill();
+        Set<String> got = new HashSet<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (got.size() < 50 && System.nanoTime() < deadline) {
+            List<JobLease> leases = q.pull(20, Duration.ofMillis(500));
+            for (JobLease l : leases) {
+                try {
+                    l.complete();
+                    got.add(l.ticket().jobId());
+                } catch (RuntimeException failover) {
+                    // the ack raced the failover: the ticket comes back after the ack wait
+                }
+            }
+        }
+        assertThat(got).as("every ticket, with one of three servers dead\n" + cluster.logTail()).hasSize(50);
+        assertThat(s.get("job-49")).isPresent();
+        assertThat(conn.nats().getConnectedUrl()).as("failed over").isNotEqualTo(connectedTo);
+    }
+}

@@ -1,0 +1,72 @@
+package io.gosched.cluster;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+import io.gosched.cluster.testing.NatsFixture;
+
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Nodes for the cluster tests: each a connection of its own to the fixture's server, as separate
+ * processes would have; closed (in reverse order) by {@link #close()}.
+ */
+public final class TestNodes implements AutoCloseable {
+
+    private final NatsFixture nats;
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    public TestNodes(NatsFixture nats) {
+        this.nats = nats;
+    }
+
+    /** Properties of a test node: short ack wait and heartbeat so that takeovers happen within a test. */
+    public static ClusterProperties properties(String url, String node, Duration ackWait, int maxDeliver) {
+        return new ClusterProperties(new ClusterProperties.Nats(url), node, ackWait, maxDeliver, 1, Duration.ofSeconds(10),
+                Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(64));
+    }
+
+    public ClusterConnection connect(String node) {
+        return connect(properties(nats.url(), node, Duration.ofSeconds(1), 3));
+    }
+
+    public ClusterConnection connect(ClusterProperties p) {
+        return track(ClusterConnection.connect(p));
+    }
+
+    public <T extends AutoCloseable> T track(T c) {
+        open.add(c);
+        return c;
+    }
+
+    @Override
+    public void close() {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            try {
+                open.get(i).close();
+            } catch (Exception e) {
+                // closing what a test left behind: the next one still gets closed
+            }
+        }
+        open.clear();
+    }
+
+    /** Waits up to {@code timeout} for {@code condition}; false if it never held. */
+    public static boolean eventually(Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return condition.getAsBoolean();
+    }
+}

@@ -1,0 +1,346 @@
+package io.gosched.cluster.job;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.gosched.api.error.BackendFullException;
+import io.gosched.api.error.BackendUnavailableException;
+import io.gosched.api.job.spi.JobLease;
+import io.gosched.api.job.spi.JobTicket;
+import io.gosched.cluster.ClusterConnection;
+import io.gosched.cluster.ClusterLayout;
+import io.gosched.cluster.ClusterMetrics;
+import io.gosched.cluster.ClusterProperties;
+import io.gosched.cluster.NatsTestBase;
+import io.gosched.cluster.TestNodes;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.util.unit.DataSize;
+
+import static io.gosched.cluster.TestNodes.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The job queue's promises, against a real NATS server: dedupe, priority order, room-bounded
+ * pulls, notBefore, leases that hold while renewed and lapse when not, the dead letter, limits,
+ * outages. Each test gets a fresh server; "nodes" are separate connections.
+ */
+abstract class JobQueueContract extends NatsTestBase {
+
+    static final Duration ACK_WAIT = Duration.ofSeconds(1);
+
+    ClusterProperties props(String node, int maxDeliver) {
+        return TestNodes.properties(nats.url(), node, ACK_WAIT, maxDeliver);
+    }
+
+    NatsJobQueue queue(String node) {
+        return queue(props(node, 3), new SimpleMeterRegistry());
+    }
+
+    NatsJobQueue queue(ClusterProperties p, SimpleMeterRegistry registry) {
+        ClusterConnection c = nodes.connect(p);
+        return nodes.track(NatsJobQueue.start(c, new ClusterMetrics(registry, p.nodeId()), Clock.systemUTC()));
+    }
+
+    static JobTicket ticket(String id, int priority) {
+        return JobTicket.first(id, priority, null);
+    }
+
+    static List<String> ids(List<JobLease> leases) {
+        return leases.stream().map(l -> l.ticket().jobId()).toList();
+    }
+
+    static void completeAll(List<JobLease> leases) {
+        leases.forEach(JobLease::complete);
+    }
+
+    @Test
+    void aTicketPublishedTwiceIsQueuedOnce() throws Exception {
+        NatsJobQueue q = queue("a");
+        q.enqueue(ticket("job-1", 5));
+        q.enqueue(ticket("job-1", 5)); // a retried submission: same job id, same ticket
+        q.enqueue(ticket("job-2", 5));
+        List<JobLease> got = q.pull(10, Duration.ofSeconds(1));
+        assertThat(ids(got)).containsExactly("job-1", "job-2");
+        completeAll(got);
+        assertThat(q.pull(10, Duration.ofMillis(300))).as("nothing left after the two").isEmpty();
+    }
+
+    @Test
+    void pullsHighestPriorityFirstAndFifoWithinALevel() throws Exception {
+        NatsJobQueue q = queue("a");
+        Random rnd = new Random(12);
+        List<JobTicket> sent = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            JobTicket t = ticket(String.format("job-%02d", i), rnd.nextInt(10));
+            sent.add(t);
+            q.enqueue(t);
+        }
+        List<JobTicket> expected = new ArrayList<>(sent);
+        expected.sort((x, y) -> Integer.compare(y.priority(), x.priority())); // stable: FIFO within a level
+        List<JobTicket> pulled = new ArrayList<>();
+        while (pulled.size() < sent.size()) {
+            List<JobLease> got = q.pull(7, Duration.ofSeconds(1));
+            assertThat(got).as("a pull after %d of %d", pulled.size(), sent.size()).isNotEmpty();
+            got.forEach(l -> pulled.add(l.ticket()));
+            completeAll(got);
+        }
+        assertThat(pulled).containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void aPullTakesOnlyAsManyAsThereIsRoomForAndLeavesTheRestToOtherNodes() throws Exception {
+        NatsJobQueue a = queue("a");
+        NatsJobQueue b = queue("b");
+        for (int i = 0; i < 10; i++) {
+            a.enqueue(ticket("job-" + i, 3));
+        }
+        List<JobLease> first = a.pull(3, Duration.ofSeconds(1));
+        assertThat(first).hasSize(3);
+        assertThat(a.pull(0, Duration.ofSeconds(1))).as("no room, no pull").isEmpty();
+        // b, with room, gets the other seven at once: a holds nothing beyond its three
+        List<JobLease> rest = new ArrayList<>();
+        while (rest.size() < 7) {
+            List<JobLease> got = b.pull(10, Duration.ofSeconds(1));
+            assertThat(got).isNotEmpty();
+            rest.addAll(got);
+        }
+        assertThat(ids(rest)).doesNotContainAnyElementsOf(ids(first)).hasSize(7);
+        completeAll(first);
+        completeAll(rest);
+    }
+
+    @Test
+    void anIdleNodeIsWokenByANewTicketWithoutWaitingOutItsPoll() throws Exception {
+        NatsJobQueue a = queue("a");
+        NatsJobQueue b = queue("b");
+        Thread submitter = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(300);
+                a.enqueue(ticket("job-late", 5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        long t0 = System.nanoTime();
+        List<JobLease> got = b.pull(1, Duration.ofSeconds(20));
+        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+        submitter.join();
+        assertThat(ids(got)).containsExactly("job-late");
+        assertThat(waitedMs).as("woken by the kick, long before the 20 s poll ended").isLessThan(10_000);
+        completeAll(got);
+    }
+
+    @Test
+    void aTicketIsNeverHandedOutBeforeItsNotBefore() throws Exception {
+        NatsJobQueue q = queue("a");
+        Instant notBefore = Instant.now().plusMillis(1500);
+        q.enqueue(JobTicket.first("job-later", 5, notBefore));
+        q.enqueue(ticket("job-now", 5));
+        List<JobLease> first = q.pull(10, Duration.ofMillis(500));
+        assertThat(ids(first)).containsExactly("job-now");
+        completeAll(first);
+        List<JobLease> later = new ArrayList<>();
+        Instant handedOut = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (later.isEmpty() && System.nanoTime() < deadline) {
+            later = q.pull(10, Duration.ofMillis(200));
+            handedOut = Instant.now();
+        }
+        assertThat(ids(later)).containsExactly("job-later");
+        assertThat(handedOut).as("handed out at or after notBefore").isAfterOrEqualTo(notBefore);
+        assertThat(later.getFirst().delivery()).as("the delay did not count as a delivery of the runnable ticket").isEqualTo(1);
+        completeAll(later);
+    }
+
+    @Test
+    void aLeaseNotRenewedLapsesAfterTheAckWaitAndTheTicketGoesToAnotherNode() throws Exception {
+        SimpleMeterRegistry bMeters = new SimpleMeterRegistry();
+        NatsJobQueue a = queue("a");
+        NatsJobQueue b = queue(props("b", 3), bMeters);
+        a.enqueue(ticket("job-1", 5));
+        List<JobLease> held = a.pull(1, Duration.ofSeconds(1));
+        assertThat(held).hasSize(1);
+        long t0 = System.nanoTime();
+        a.abandon(held.getFirst()); // node a "dies": its renewals stop
+        List<JobLease> taken = new ArrayList<>();
+        while (taken.isEmpty() && System.nanoTime() - t0 < Duration.ofSeconds(10).toNanos()) {
+            taken = b.pull(1, Duration.ofMillis(200));
+        }
+        long afterMs = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(ids(taken)).containsExactly("job-1");
+        assertThat(taken.getFirst().delivery()).isEqualTo(2);
+        assertThat(afterMs).as("not before the ack wait ran out").isGreaterThanOrEqualTo(ACK_WAIT.toMillis() - 100);
+        assertThat(bMeters.get("gosched.jobs.redelivered").tag("node", "b").counter().count()).isEqualTo(1.0);
+        completeAll(taken);
+    }
+
+    @Test
+    void aRenewedLeaseHoldsForManyAckWaits() throws Exception {
+        // 2 s, renewed every 667 ms: room for a busy shared machine to delay a renewal or two
+        Duration ackWait = Duration.ofSeconds(2);
+        NatsJobQueue a = queue(TestNodes.properties(nats.url(), "a", ackWait, 3), new SimpleMeterRegistry());
+        NatsJobQueue b = queue(TestNodes.properties(nats.url(), "b", ackWait, 3), new SimpleMeterRegistry());
+        a.enqueue(ticket("job-1", 5));
+        List<JobLease> held = a.pull(1, Duration.ofSeconds(1));
+        assertThat(held).hasSize(1);
+        long end = System.nanoTime() + ackWait.multipliedBy(3).toNanos();
+        while (System.nanoTime() < end) {
+            assertThat(b.pull(1, Duration.ofMillis(250))).as("b must not get a ticket a still holds").isEmpty();
+        }
+        assertThat(a.renewals()).as("in-progress acks sent").isGreaterThanOrEqualTo(4);
+        held.getFirst().complete();
+        assertThat(b.pull(1, Duration.ofSeconds(2))).as("completed: gone for good").isEmpty();
+    }
+
+    @Test
+    void aTicketWhoseLeasesLapseMaxDeliverTimesGoesToTheLostHandlerOnceAndLeavesTheQueue() throws Exception {
+        SimpleMeterRegistry aMeters = new SimpleMeterRegistry();
+        SimpleMeterRegistry bMeters = new SimpleMeterRegistry();
+        NatsJobQueue a = queue(props("a", 2), aMeters);
+        NatsJobQueue b = queue(props("b", 2), bMeters);
+        List<String> lost = new CopyOnWriteArrayList<>();
+        a.onLost((t, deliveries) -> lost.add(t.jobId() + "/" + t.number() + "/" + deliveries));
+        b.onLost((t, deliveries) -> lost.add(t.jobId() + "/" + t.number() + "/" + deliveries));
+        a.enqueue(ticket("job-doomed", 5));
+        for (NatsJobQueue q : List.of(a, b)) { // two deliveries, each "dies"
+            List<JobLease> got = List.of();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (got.isEmpty() && System.nanoTime() < deadline) {
+                got = q.pull(1, Duration.ofMillis(200));
+            }
+            assertThat(got).hasSize(1);
+            q.abandon(got.getFirst());
+        }
+        // The server notices the last lapse when it next looks for a message to deliver, i.e. on
+        // a pull; idle nodes pull all the time. Nothing more may be delivered meanwhile.
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        while (lost.isEmpty() && System.nanoTime() < deadline) {
+            assertThat(a.pull(1, Duration.ofMillis(200))).as("no third delivery").isEmpty();
+        }
+        assertThat(lost).as("the lost handler was called").isNotEmpty();
+        Thread.sleep(500);
+        assertThat(lost).containsExactly("job-doomed/1/2");
+        a.refreshStats();
+        assertThat(eventually(Duration.ofSeconds(5), () -> messages(a) == 0)).as("the dead ticket was deleted").isTrue();
+        assertThat(aMeters.get("gosched.jobs.lost").counter().count() + bMeters.get("gosched.jobs.lost").counter().count())
+                .as("counted once, by the node that handled it").isEqualTo(1.0);
+    }
+
+    long messages(NatsJobQueue q) {
+        try {
+            return nodes.connect("probe-" + System.nanoTime()).management().getStreamInfo(ClusterLayout.JOBS_STREAM).getStreamState()
+                    .getMsgCount();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void aWithdrawnTicketLeavesTheQueueAtOnce() throws Exception {
+        NatsJobQueue q = queue("a");
+        JobTicket delayed = JobTicket.first("job-delayed", 5, Instant.now().plusSeconds(3600));
+        q.enqueue(delayed);
+        q.enqueue(ticket("job-ready", 2));
+        q.withdraw(delayed);
+        q.withdraw(ticket("job-ready", 2));
+        assertThat(eventually(Duration.ofSeconds(5), () -> messages(q) == 0)).as("both purged").isTrue();
+        assertThat(q.pull(5, Duration.ofMillis(300))).isEmpty();
+    }
+
+    @Test
+    void aRetryIsANewTicketThatWaitsForItsBackOffAndStartsItsOwnDeliveryCount() throws Exception {
+        NatsJobQueue q = queue("a");
+        JobTicket first = ticket("job-1", 5);
+        q.enqueue(first);
+        JobLease lease = q.pull(1, Duration.ofSeconds(1)).getFirst();
+        Instant due = Instant.now().plusMillis(700);
+        q.enqueue(first.next(due)); // ticket 2 first, then complete ticket 1: a crash in between loses nothing
+        lease.complete();
+        List<JobLease> got = List.of();
+        while (got.isEmpty()) {
+            got = q.pull(1, Duration.ofMillis(200));
+        }
+        assertThat(Instant.now()).isAfterOrEqualTo(due);
+        assertThat(got.getFirst().ticket().number()).isEqualTo(2);
+        assertThat(got.getFirst().delivery()).isEqualTo(1);
+        completeAll(got);
+    }
+
+    @Test
+    void aFullQueueRefusesNewTicketsInsteadOfGrowing() {
+        ClusterProperties small = new ClusterProperties(new ClusterProperties.Nats(nats.url()), "a", ACK_WAIT, 3, 1,
+                Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofMillis(500), DataSize.ofMegabytes(1), DataSize.ofMegabytes(64));
+        NatsJobQueue q = queue(small, new SimpleMeterRegistry());
+        assertThatThrownBy(() -> {
+            for (int i = 0; i < 100_000; i++) {
+                q.enqueue(ticket("job-" + i, 5));
+            }
+        }).isInstanceOf(BackendFullException.class).hasMessageContaining("max-queue-bytes");
+    }
+
+    @Test
+    void whileNatsIsDownEnqueueFailsFastAndPullReturnsNothingThenBothWorkAgain() throws Exception {
+        assumeTrue(nats.restartKeepsUrl(), "needs a server that comes back on the same address");
+        NatsJobQueue q = queue("a");
+        q.enqueue(ticket("job-before", 5));
+        nats.kill();
+        assertThat(eventually(Duration.ofSeconds(10), () -> !nodesUp(q))).isTrue();
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> q.enqueue(ticket("job-during", 5))).isInstanceOf(BackendUnavailableException.class);
+        assertThat(q.pull(1, Duration.ofMillis(300))).isEmpty();
+        assertThat((System.nanoTime() - t0) / 1_000_000).as("fails fast, no hang").isLessThan(3000);
+        nats.restart();
+        assertThat(eventually(Duration.ofSeconds(20), () -> nodesUp(q))).as("reconnected by itself").isTrue();
+        q.enqueue(ticket("job-after", 5));
+        Set<String> got = ConcurrentHashMap.newKeySet();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (got.size() < 2 && System.nanoTime() < deadline) {
+            List<JobLease> l = q.pull(5, Duration.ofMillis(300));
+            got.addAll(ids(l));
+            completeAll(l);
+        }
+        assertThat(got).as("the ticket acknowledged before the crash survived it").containsExactlyInAnyOrder("job-before", "job-after");
+    }
+
+    static boolean nodesUp(NatsJobQueue q) {
+        return q.isAvailable();
+    }
+
+    @Test
+    void aKilledServerRestartsWithEveryTicketItAcknowledged() throws Exception {
+        NatsJobQueue q = queue("a");
+        List<String> sent = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            String id = "job-" + i;
+            q.enqueue(i % 4 == 0 ? JobTicket.first(id, i % 10, Instant.now().plusMillis(500)) : ticket(id, i % 10));
+            sent.add(id);
+        }
+        nodes.close();
+        nats.kill(); // SIGKILL: no flush, no clean shutdown
+        nats.restart();
+        NatsJobQueue after = queue("b");
+        List<String> got = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (got.size() < sent.size() && System.nanoTime() < deadline) {
+            List<JobLease> l = after.pull(50, Duration.ofMillis(300));
+            got.addAll(ids(l));
+            completeAll(l);
+        }
+        Collections.sort(got);
+        List<String> want = new ArrayList<>(sent);
+        Collections.sort(want);
+        assertThat(got).containsExactlyElementsOf(want);
+    }
+}

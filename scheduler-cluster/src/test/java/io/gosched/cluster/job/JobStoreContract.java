@@ -1,0 +1,287 @@
+package io.gosched.cluster.job;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import io.gosched.api.error.BackendFullException;
+import io.gosched.api.error.BackendUnavailableException;
+import io.gosched.api.job.JobState;
+import io.gosched.api.job.spi.IdempotencyEntry;
+import io.gosched.api.job.spi.JobRecord;
+import io.gosched.api.job.spi.JobStore;
+import io.gosched.api.job.spi.Versioned;
+import io.gosched.cluster.ClusterProperties;
+import io.gosched.cluster.NatsTestBase;
+import io.gosched.cluster.TestNodes;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.JsonNodeFactory;
+
+import org.springframework.util.unit.DataSize;
+
+import static io.gosched.cluster.TestNodes.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The job store's promises against a real NATS server: compare-and-set that loses no update
+ * across nodes, one winner of an Idempotency-Key race, watches in revision order, retention,
+ * limits, durability through a SIGKILL.
+ */
+abstract class JobStoreContract extends NatsTestBase {
+
+    NatsJobStore store(String node) {
+        return nodes.track(NatsJobStore.start(nodes.connect(node)));
+    }
+
+    static JobRecord job(String id, Instant submitted) {
+        return new JobRecord(id, new JobRecord.Spec(JsonMapper.builder().build().readTree("{\"template\":\"ping-pong\"}"), "n", "ping-pong",
+                5, 3, 1000, 4, submitted, null, null, null), JobRecord.Status.queued(submitted));
+    }
+
+    static JobRecord job(String id) {
+        return job(id, Instant.now());
+    }
+
+    @Test
+    void aRecordRoundTripsWithEveryField() {
+        NatsJobStore s = store("a");
+        JobRecord r = job("job-1");
+        JobRecord.Status st = r.status().claimed("a", Instant.now()).finished(JobState.SUCCEEDED, Instant.now(),
+                new JobRecord.Counters(1, 2, 3, 4), JsonNodeFactory.instance.nullNode(), null);
+        JobRecord done = r.withStatus(st);
+        s.create(r);
+        Versioned<JobRecord> v = s.get("job-1").orElseThrow();
+        assertThat(s.replace(done, v.revision())).isPresent();
+        JobRecord back = s.get("job-1").orElseThrow().value();
+        assertThat(back).isEqualTo(done);
+        assertThat(back.status().lastReceived()).as("a received JSON null is a value, not 'none'").isNotNull();
+    }
+
+    @Test
+    void aCompareAndSetWithAStaleRevisionLosesAndChangesNothing() {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        Versioned<JobRecord> created = a.create(job("job-1")).orElseThrow();
+        assertThat(a.create(job("job-1"))).as("a second create of one id").isEmpty();
+        JobRecord runningOnA = created.value().withStatus(created.value().status().claimed("a", Instant.now()));
+        JobRecord runningOnB = created.value().withStatus(created.value().status().claimed("b", Instant.now()));
+        Optional<Versioned<JobRecord>> first = a.replace(runningOnA, created.revision());
+        Optional<Versioned<JobRecord>> second = b.replace(runningOnB, created.revision());
+        assertThat(first).isPresent();
+        assertThat(second).as("the same revision cannot be replaced twice").isEmpty();
+        assertThat(b.get("job-1").orElseThrow().value().status().node()).isEqualTo("a");
+    }
+
+    @Test
+    void concurrentUpdatesFromTwoNodesLoseNoUpdate() throws Exception {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        a.create(job("job-1"));
+        int perThread = 25;
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                JobStore s = t % 2 == 0 ? a : b;
+                fs.add(pool.submit(() -> {
+                    for (int i = 0; i < perThread; i++) {
+                        // attemptBase as a counter: each update adds one
+                        JobStore.Update u = s.update("job-1", r -> r.withStatus(new JobRecord.Status(r.status().state(), r.status().ticket(),
+                                r.status().attempt(), r.status().attemptBase() + 1, r.status().node(), false, r.status().queuedAt(),
+                                null, null, r.status().counters(), null, null)));
+                        assertThat(u.applied()).isTrue();
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(a.get("job-1").orElseThrow().value().status().attemptBase()).isEqualTo(8 * perThread);
+    }
+
+    @Test
+    void anIdempotencyKeyRaceBetweenTwoNodesHasExactlyOneWinner() throws Exception {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        int racers = 16;
+        CountDownLatch go = new CountDownLatch(1);
+        List<String> winners = new CopyOnWriteArrayList<>();
+        List<String> seen = new CopyOnWriteArrayList<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < racers; i++) {
+            JobStore s = i % 2 == 0 ? a : b;
+            String jobId = "job-" + i;
+            ts.add(Thread.ofPlatform().start(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                Optional<Versioned<IdempotencyEntry>> prior = s.claimKey("order-42", new IdempotencyEntry(jobId, "h"));
+                if (prior.isEmpty()) {
+                    winners.add(jobId);
+                } else {
+                    seen.add(prior.get().value().jobId());
+                }
+            }));
+        }
+        go.countDown();
+        for (Thread t : ts) {
+            t.join();
+        }
+        assertThat(winners).hasSize(1);
+        assertThat(seen).hasSize(racers - 1).containsOnly(winners.getFirst());
+        assertThat(b.key("order-42").orElseThrow().value().jobId()).isEqualTo(winners.getFirst());
+    }
+
+    @Test
+    void aWatchSeesTheCurrentRecordThenEveryWriteInOrderThenTheRemoval() throws Exception {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        Versioned<JobRecord> v = a.create(job("job-1")).orElseThrow();
+        List<String> events = new CopyOnWriteArrayList<>();
+        AutoCloseable w = b.watch("job-1", r -> events.add(r == null ? "removed" : r.status().state().json()));
+        Versioned<JobRecord> running = a.replace(v.value().withStatus(v.value().status().claimed("a", Instant.now())), v.revision())
+                .orElseThrow();
+        Versioned<JobRecord> done = a.replace(running.value().withStatus(running.value().status().finished(JobState.FAILED, Instant.now(),
+                null, null, new JobRecord.Failure("step", "/steps/0", "boom"))), running.revision()).orElseThrow();
+        a.remove("job-1", done.revision());
+        assertThat(eventually(Duration.ofSeconds(5), () -> events.size() == 4)).as("events: %s", events).isTrue();
+        assertThat(events).containsExactly("queued", "running", "failed", "removed");
+        w.close();
+    }
+
+    @Test
+    void everyNodesIndexListsJobsWrittenOnAnother() {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        for (int i = 0; i < 50; i++) {
+            a.create(job("job-" + i));
+        }
+        assertThat(eventually(Duration.ofSeconds(5), () -> b.list().size() == 50)).isTrue();
+        assertThat(b.list()).allSatisfy(v -> assertThat(v.value().spec().request()).as("summaries carry no body").isNull());
+        NatsJobStore late = store("c");
+        assertThat(late.list()).as("a node started later loads the index before it serves").hasSize(50);
+    }
+
+    @Test
+    void retentionRemovesTheOldestFinishedJobsAndTheirKeysByCompareAndSet() {
+        NatsJobStore s = store("a");
+        Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
+        for (int i = 0; i < 6; i++) {
+            String id = "job-" + i;
+            JobRecord r = job(id, t0);
+            JobRecord withKey = new JobRecord(id, new JobRecord.Spec(r.spec().request(), null, null, 5, 1, 1000, 1, t0, null, "key-" + i, "h"),
+                    r.status());
+            Versioned<JobRecord> v = s.create(withKey).orElseThrow();
+            s.claimKey("key-" + i, new IdempotencyEntry(id, "h"));
+            if (i < 5) { // job-5 stays queued
+                JobRecord.Status fin = v.value().status().claimed("a", t0).finished(JobState.SUCCEEDED, t0.plusSeconds(i), null, null, null);
+                s.replace(v.value().withStatus(fin), v.revision());
+            }
+        }
+        assertThat(eventually(Duration.ofSeconds(5), () -> s.list().size() == 6)).isTrue();
+        assertThat(s.evict(3, t0.plusSeconds(-1))).as("keep the 3 newest finished").isEqualTo(2);
+        assertThat(s.get("job-0")).isEmpty();
+        assertThat(s.get("job-1")).isEmpty();
+        assertThat(s.key("key-0")).as("the key lives exactly as long as its job").isEmpty();
+        assertThat(s.get("job-2")).isPresent();
+        assertThat(eventually(Duration.ofSeconds(5), () -> s.list().size() == 4)).isTrue();
+        assertThat(s.evict(100, t0.plusSeconds(4))).as("finished before t0+4s").isEqualTo(2);
+        assertThat(s.get("job-4")).isPresent();
+        assertThat(s.get("job-5")).as("never a job that is not finished").isPresent();
+    }
+
+    @Test
+    void progressReachesWatchersOnOtherNodes() {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        List<JobStore.Progress> got = new CopyOnWriteArrayList<>();
+        b.watchProgress("job-1", got::add);
+        JobStore.Progress p = new JobStore.Progress("job-1", 1, new JobRecord.Counters(10, 2, 2, 30), 7);
+        assertThat(eventually(Duration.ofSeconds(5), () -> {
+            a.publishProgress(p); // core NATS: the subscription may take a moment to reach the server
+            return !got.isEmpty();
+        })).isTrue();
+        assertThat(got.getFirst()).isEqualTo(p);
+    }
+
+    @Test
+    void aFullStoreRefusesNewJobs() {
+        ClusterProperties small = new ClusterProperties(new ClusterProperties.Nats(nats.url()), "a", Duration.ofSeconds(1), 3, 1,
+                Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(1));
+        NatsJobStore s = nodes.track(NatsJobStore.start(nodes.connect(small)));
+        String big = "x".repeat(30_000);
+        assertThatThrownBy(() -> {
+            for (int i = 0; i < 1000; i++) {
+                JobRecord r = job("job-" + i);
+                s.create(new JobRecord(r.id(), new JobRecord.Spec(JsonNodeFactory.instance.textNode(big), null, null, 5, 1, 1, 1,
+                        Instant.now(), null, null, null), r.status()));
+            }
+        }).isInstanceOf(BackendFullException.class).hasMessageContaining("max-store-bytes");
+    }
+
+    @Test
+    void whileNatsIsDownReadsAndWritesFailFastWithUnavailable() {
+        assumeTrue(nats.restartKeepsUrl(), "needs a server that comes back on the same address");
+        NatsJobStore s = store("a");
+        s.create(job("job-1"));
+        nats.kill();
+        assertThat(eventually(Duration.ofSeconds(10), () -> {
+            try {
+                s.get("job-1");
+                return false;
+            } catch (BackendUnavailableException e) {
+                return true;
+            }
+        })).isTrue();
+        assertThatThrownBy(() -> s.create(job("job-2"))).isInstanceOf(BackendUnavailableException.class);
+        nats.restart();
+        assertThat(eventually(Duration.ofSeconds(20), () -> {
+            try {
+                return s.get("job-1").isPresent();
+            } catch (BackendUnavailableException e) {
+                return false;
+            }
+        })).as("reconnected by itself, record intact").isTrue();
+        s.create(job("job-3"));
+        assertThat(eventually(Duration.ofSeconds(10), () -> s.list().size() == 2)).as("the index feed resumed after the restart").isTrue();
+    }
+
+    @Test
+    void aKilledServerRestartsWithEveryRecordAndKey() {
+        NatsJobStore s = store("a");
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            String id = UUID.randomUUID().toString();
+            ids.add(id);
+            s.create(job(id));
+            s.claimKey("k" + i, new IdempotencyEntry(id, "h"));
+        }
+        nodes.close();
+        nats.kill();
+        nats.restart();
+        NatsJobStore after = store("b");
+        assertThat(after.list()).hasSize(100);
+        for (int i = 0; i < 100; i++) {
+            assertThat(after.get(ids.get(i))).isPresent();
+            assertThat(after.key("k" + i).orElseThrow().value().jobId()).isEqualTo(ids.get(i));
+        }
+    }
+
+}
