@@ -100,6 +100,35 @@ public final class ApiProblem extends ErrorResponseException {
         return p.with("retryAfterSeconds", seconds);
     }
 
+    /**
+     * 503: a backend the service depends on (in cluster mode: NATS) cannot be reached now; the
+     * request was not carried out (for a forwarded send: its outcome is unknown).
+     */
+    public static ApiProblem backendUnavailable(BackendUnavailableException ex) {
+        return retryAfter(new ApiProblem(HttpStatus.SERVICE_UNAVAILABLE, "backend-unavailable", "Backend unavailable",
+                ex.getMessage()), ex.retryAfter()).with("backend", ex.backend());
+    }
+
+    /** 429: the backend's storage is full (a stream or bucket at its byte limit); nothing was taken. */
+    public static ApiProblem backendFull(BackendFullException ex) {
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "backend-full", "Backend full", ex.getMessage()),
+                ex.retryAfter()).with("backend", ex.backend());
+    }
+
+    /**
+     * A channel operation the directory or the channel's home refused: 404 unknown, 409 closed or
+     * already existing, 410 lost with its dead home node.
+     */
+    public static ApiProblem channel(io.gosched.api.channel.spi.ChannelException ex) {
+        ApiProblem p = switch (ex.kind()) {
+            case NOT_FOUND -> new ApiProblem(HttpStatus.NOT_FOUND, "not-found", "Not found", ex.getMessage());
+            case CLOSED -> new ApiProblem(HttpStatus.CONFLICT, "channel-closed", "Channel closed", ex.getMessage());
+            case EXISTS -> new ApiProblem(HttpStatus.CONFLICT, "channel-exists", "Channel exists", ex.getMessage());
+            case LOST -> new ApiProblem(HttpStatus.GONE, "channel-lost", "Channel lost", ex.getMessage());
+        };
+        return p.with("channel", ex.channel());
+    }
+
     /** 503: the service is shutting down and takes no new work. */
     public static ApiProblem shuttingDown() {
         ApiProblem p = new ApiProblem(HttpStatus.SERVICE_UNAVAILABLE, "shutting-down", "Shutting down",
