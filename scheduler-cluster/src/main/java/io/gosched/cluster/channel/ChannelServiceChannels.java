@@ -54,10 +54,13 @@ public final class ChannelServiceChannels implements LocalChannels {
         return f;
     }
 
-    /** A forwarded receive gives the value's bytes back and answers the bare JSON value. */
+    /**
+     * The channel's own future, so that cancelling it withdraws the receive (a derived future
+     * would not); its value may be a {@link HeldValue}: the caller takes it with {@link HeldValue#take(Object)}.
+     */
     @Override
     public CompletableFuture<Received<Object>> recv(String name) {
-        return chan(name).recvAsync().thenApply(r -> r.ok() ? new Received<>(HeldValue.take(r.value()), true) : r);
+        return chan(name).recvAsync();
     }
 
     @Override
