@@ -1,19 +1,26 @@
 package io.gosched.api;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Supplier;
 
+import io.gosched.api.budget.MemoryBudget;
+import io.gosched.api.budget.OpenLimit;
+import io.gosched.api.budget.Retained;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * The job and channel meters the team agreed on (CONTRACT.md "Service-wide names"), recorded
- * only when a {@link MeterRegistry} exists: without one every call is a no-op. Tags take bounded
- * values only (state, op, outcome), never ids or names a client chose.
+ * The job, channel and memory-budget meters the team agreed on (CONTRACT.md "Service-wide names"),
+ * recorded only when a {@link MeterRegistry} exists: without one every call is a no-op. Tags take
+ * bounded values only (state, op, outcome, kind, budget, reason), never ids or names a client chose.
  *
  * <p>Thread-safe; meters are created once and cached.
  */
@@ -40,6 +47,56 @@ public final class ApiMetrics {
         Gauge.builder("gosched.jobs.queued", queuedJobs).description("jobs waiting: queued, delayed or backing off")
                 .strongReference(true).register(registry);
         Gauge.builder("gosched.channels", channels).description("named channels that exist").strongReference(true).register(registry);
+    }
+
+    /**
+     * {@code gosched_api_retained_bytes{kind}} for every {@link Retained} kind, the budget's size
+     * {@code gosched_api_budget_max_bytes}, and the open streams and channel calls; refusal and
+     * eviction counters start at zero for every value of their tag, so a dashboard sees a series
+     * before the first refusal.
+     */
+    public void budget(MemoryBudget budget, OpenLimit streams, OpenLimit channelCalls, List<String> budgets) {
+        if (registry == null) {
+            return;
+        }
+        MultiGauge.builder("gosched.api.retained").baseUnit("bytes")
+                .description("bytes of the memory budget held, by what holds them").register(registry)
+                .register(Arrays.stream(Retained.values())
+                        .map(k -> MultiGauge.Row.of(Tags.of("kind", k.tag()), budget, b -> b.held(k))).toList());
+        Gauge.builder("gosched.api.budget.max", budget, MemoryBudget::max).baseUnit("bytes")
+                .description("size of the memory budget (gosched.api.limits.max-retained-bytes)").register(registry);
+        Gauge.builder("gosched.api.streams.open", streams, OpenLimit::open)
+                .description("SSE streams open now, telemetry and job events").register(registry);
+        Gauge.builder("gosched.api.channel.calls.pending", channelCalls, OpenLimit::open)
+                .description("HTTP channel sends and receives in flight").register(registry);
+        budgets.forEach(b -> refusals(b));
+        for (String reason : List.of("pressure", "count", "age")) {
+            evictions(reason);
+        }
+    }
+
+    /** A request refused by {@code budget} (the property's last segment, e.g. {@code max-retained-bytes}). */
+    public void budgetRefused(String budget) {
+        if (registry != null) {
+            refusals(budget).increment();
+        }
+    }
+
+    /** Finished jobs dropped from retention: {@code pressure} (the memory budget), {@code count} or {@code age}. */
+    public void jobsEvicted(String reason, int n) {
+        if (registry != null && n > 0) {
+            evictions(reason).increment(n);
+        }
+    }
+
+    private Counter refusals(String budget) {
+        return counters.computeIfAbsent("refused:" + budget, k -> Counter.builder("gosched.api.budget.refusals").tag("budget", budget)
+                .description("requests refused by a memory budget or an open-request limit").register(registry));
+    }
+
+    private Counter evictions(String reason) {
+        return counters.computeIfAbsent("evicted:" + reason, k -> Counter.builder("gosched.jobs.evicted").tag("reason", reason)
+                .description("finished jobs dropped from retention, by why").register(registry));
     }
 
     public void jobSubmitted() {

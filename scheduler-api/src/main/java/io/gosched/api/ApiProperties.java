@@ -19,7 +19,7 @@ import org.springframework.validation.annotation.Validated;
  *
  * @param token      static bearer token (it holds every scope); unset or blank: no static token (see
  *                   {@code ApiSecurityAutoConfiguration} for the JWT mode). RFC 6750's token characters only
- * @param limits     what one request may ask for (the workload DSL's hard limits)
+ * @param limits     what one request may ask for (the workload DSL's hard limits) and the memory budget
  * @param admission  how much work the service accepts before it answers 429
  * @param retention  how long finished jobs stay readable
  * @param channels   named channel limits
@@ -41,7 +41,10 @@ public record ApiProperties(
     }
 
     /**
-     * Hard limits of one request.
+     * Hard limits of one request, and the memory budget of everything the service holds for
+     * clients (docs/memory.md): values in channels and pending sends, jobs' requests, goroutine
+     * stacks and results, idempotency entries, open streams and calls. A byte limit left unset
+     * takes its default from the max heap; each is checked against the heap at start-up.
      *
      * @param maxBodyBytes          largest request body; beyond it 413
      * @param maxDepth              deepest nesting of spawn/loop step lists (the top level is 1)
@@ -60,6 +63,12 @@ public record ApiProperties(
      * @param maxTimeoutMs          largest deadline a request may ask for
      * @param maxDelayMs            furthest {@code notBefore} in the future, and the longest retry back-off
      * @param maxAttempts           most attempts a retry policy may ask for
+     * @param maxRetainedBytes      the memory budget; unset: half of the max heap ({@code Runtime.maxMemory()}),
+     *                              and more than 80% of it stops the start; beyond it new work gets 429
+     * @param maxChannelBytes       one named channel's share of the budget (its values and pending sends);
+     *                              unset: an eighth of the budget
+     * @param maxJobBytes           one job's share: its request, goroutine stacks and own channels; a job that
+     *                              needs more is refused with 422; unset: a quarter of the budget
      */
     public record Limits(
             @Min(1024) @Max(16 * 1024 * 1024) @DefaultValue("65536") int maxBodyBytes,
@@ -78,7 +87,10 @@ public record ApiProperties(
             @Min(1) @Max(86_400_000) @DefaultValue("30000") long defaultTimeoutMs,
             @Min(1) @Max(86_400_000) @DefaultValue("300000") long maxTimeoutMs,
             @Min(0) @Max(86_400_000) @DefaultValue("3600000") long maxDelayMs,
-            @Min(1) @Max(100) @DefaultValue("10") int maxAttempts) {}
+            @Min(1) @Max(100) @DefaultValue("10") int maxAttempts,
+            @Min(1_048_576) Long maxRetainedBytes,
+            @Min(65_536) Long maxChannelBytes,
+            @Min(65_536) Long maxJobBytes) {}
 
     /**
      * Admission control: checked on every submission, before any memory is committed to the job.
@@ -87,12 +99,16 @@ public record ApiProperties(
      * @param maxQueuedJobs       jobs waiting (queued, delayed or backing off); beyond it 429
      * @param maxLiveGoroutines   goroutines all running jobs may have reserved at once
      * @param retryAfter          what {@code Retry-After} says on a 429
+     * @param maxOpenStreams      SSE streams open at once, telemetry and job events together; beyond it 429
+     * @param maxPendingChannelCalls  HTTP channel sends and receives in flight at once; beyond it 429
      */
     public record Admission(
             @Min(1) @Max(1_000_000) @DefaultValue("256") int maxRunningJobs,
             @Min(0) @Max(10_000_000) @DefaultValue("10000") int maxQueuedJobs,
             @Min(1) @Max(100_000_000) @DefaultValue("1000000") long maxLiveGoroutines,
-            @NotNull @DefaultValue("1s") Duration retryAfter) {}
+            @NotNull @DefaultValue("1s") Duration retryAfter,
+            @Min(0) @Max(1_000_000) @DefaultValue("1000") int maxOpenStreams,
+            @Min(0) @Max(10_000_000) @DefaultValue("10000") int maxPendingChannelCalls) {}
 
     /**
      * Retention of finished jobs: whichever bound is hit first evicts the oldest finished job.

@@ -1,5 +1,6 @@
 package io.gosched.api;
 
+import io.gosched.api.budget.BudgetConfiguration;
 import io.gosched.api.channel.ChannelConfiguration;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.ApiExceptionHandler;
@@ -23,7 +24,7 @@ import org.springframework.context.annotation.Import;
 
 /**
  * Everything scheduler-api contributes to an application that has it on the class path: the
- * runtime, jobs, channels, scheduler control, problem details and body limits
+ * runtime, the memory budget, jobs, channels, scheduler control, problem details and body limits
  * (authentication and authorization: {@code ApiSecurityAutoConfiguration}). Runs
  * before Boot's WebFlux auto-configuration so that its {@code ProblemDetailsExceptionHandler}
  * backs off in favour of {@link ApiExceptionHandler}.
@@ -31,7 +32,8 @@ import org.springframework.context.annotation.Import;
 @AutoConfiguration(beforeName = {"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
         "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
 @EnableConfigurationProperties(ApiProperties.class)
-@Import({RuntimeConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class, JobConfiguration.class})
+@Import({RuntimeConfiguration.class, BudgetConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class,
+        JobConfiguration.class})
 public class GoschedApiAutoConfiguration {
 
     @Bean

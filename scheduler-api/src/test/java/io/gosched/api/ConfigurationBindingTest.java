@@ -21,7 +21,10 @@ class ConfigurationBindingTest {
     @ValueSource(strings = {"gosched.api.limits.max-depth=0", "gosched.api.limits.max-body-bytes=10",
             "gosched.api.admission.max-running-jobs=0", "gosched.api.retention.max-finished-jobs=-1",
             "gosched.api.channels.max-timeout-ms=-5", "gosched.api.token=short", "gosched.runtime.gomaxprocs=-1",
-            "gosched.runtime.preempt-quantum=5s", "gosched.runtime.gomaxprocs=lots"})
+            "gosched.runtime.preempt-quantum=5s", "gosched.runtime.gomaxprocs=lots",
+            "gosched.api.limits.max-retained-bytes=1000", "gosched.api.limits.max-retained-bytes=999999999999999",
+            "gosched.api.limits.max-channel-bytes=100", "gosched.api.limits.max-job-bytes=999999999999999",
+            "gosched.api.admission.max-open-streams=-1", "gosched.api.admission.max-pending-channel-calls=-1"})
     void badValuesFailTheStartNamingTheProperty(String property) {
         runner.withPropertyValues(property).run(ctx -> {
             assertThat(ctx).hasFailed();
@@ -42,6 +45,9 @@ class ConfigurationBindingTest {
             assertThat(p.limits().maxDepth()).isEqualTo(8);
             assertThat(p.admission().maxQueuedJobs()).isEqualTo(10_000);
             assertThat(p.authEnabled()).isFalse();
+            assertThat(p.limits().maxRetainedBytes()).as("unset: a fraction of the heap").isNull();
+            assertThat(ctx.getBean(io.gosched.api.budget.ServiceBudget.class).memory().max())
+                    .isEqualTo((long) (Runtime.getRuntime().maxMemory() * io.gosched.api.budget.MemoryBudget.DEFAULT_HEAP_FRACTION));
             assertThat(ctx.getBean(GoRuntime.class).gomaxprocs()).isEqualTo(1);
         });
     }

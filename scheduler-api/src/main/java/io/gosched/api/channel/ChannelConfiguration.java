@@ -2,6 +2,7 @@ package io.gosched.api.channel;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -13,7 +14,7 @@ import org.springframework.context.annotation.Import;
 public class ChannelConfiguration {
 
     @Bean
-    public ChannelService channelService(ApiProperties properties, ApiMetrics metrics) {
-        return new ChannelService(properties, metrics);
+    public ChannelService channelService(ApiProperties properties, ApiMetrics metrics, ServiceBudget budget) {
+        return new ChannelService(properties, metrics, budget);
     }
 }

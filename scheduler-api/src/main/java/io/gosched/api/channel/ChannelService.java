@@ -12,6 +12,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ByteShare;
+import io.gosched.api.budget.HeldValue;
+import io.gosched.api.budget.JsonSize;
+import io.gosched.api.budget.MemoryBudget;
+import io.gosched.api.budget.OpenLimit;
+import io.gosched.api.budget.Retained;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.ChanClosedException;
@@ -34,16 +41,40 @@ import tools.jackson.databind.JsonNode;
  * <li>a receive whose client went away after a value was taken puts the value back with
  *     {@code sendAsync}, so it is never swallowed (it may be seen out of order).</li>
  * </ul>
+ *
+ * <h2>Memory</h2>
+ * A channel's slot array is charged to the memory budget when it is made, and each value that
+ * enters it travels as a {@link HeldValue} charged to the channel's {@link ByteShare}: as a
+ * pending send while its HTTP sender waits, as the channel's once the send completed, released
+ * by whoever takes it out (an HTTP receive or a job). A send that does not fit the channel's
+ * share or the budget is refused with 429 before anything is kept; so is a call beyond
+ * {@code max-pending-channel-calls}. DELETE discards what is still buffered and returns its bytes.
  * Thread-safe.
  */
 public final class ChannelService {
 
-    /** A named channel and what the API remembers about it. */
-    public record NamedChannel(String name, int capacity, Instant createdAt, Chan<Object> chan) {}
+    /**
+     * A named channel and what the API remembers about it.
+     *
+     * @param share        its values' share of the memory budget
+     * @param bufferBytes  what its slot array and the channel itself were charged when it was made
+     */
+    public record NamedChannel(String name, int capacity, Instant createdAt, Chan<Object> chan, ByteShare share, long bufferBytes) {}
 
-    /** The state of a channel as GET shows it. */
+    /**
+     * The state of a channel as GET shows it.
+     *
+     * @param bytes     what its buffered values and pending HTTP sends hold of the memory budget
+     * @param maxBytes  its share ({@code gosched.api.limits.max-channel-bytes})
+     */
     public record ChannelView(String name, int capacity, int len, boolean closed, int waitingSenders, int waitingReceivers,
-            Instant createdAt) {}
+            Instant createdAt, long bytes, long maxBytes) {}
+
+    /**
+     * A channel without its buffer: the {@code Chan}, its lock and wait queues, the registry's
+     * record and map entry, the share. An estimate rounded up, as {@link JsonSize}'s are.
+     */
+    public static final long CHANNEL_BYTES = 512;
 
     /** The answer to an HTTP send: {@code reason} is null when sent. */
     public record SendResult(boolean sent, String reason) {}
@@ -55,14 +86,20 @@ public final class ChannelService {
     private final ApiProperties.Channels limits;
     private final int maxCapacity;
     private final ApiMetrics metrics;
+    private final MemoryBudget budget;
+    private final long maxChannelBytes;
+    private final OpenLimit calls;
     /** Completed when the application starts closing: pending HTTP operations give up and answer. */
     private final Sinks.Empty<Void> shutdown = Sinks.empty();
     private volatile boolean shuttingDown;
 
-    public ChannelService(ApiProperties properties, ApiMetrics metrics) {
+    public ChannelService(ApiProperties properties, ApiMetrics metrics, ServiceBudget budget) {
         this.limits = properties.channels();
         this.maxCapacity = properties.limits().maxChannelCapacity();
         this.metrics = metrics;
+        this.budget = budget.memory();
+        this.maxChannelBytes = budget.sizes().maxChannelBytes();
+        this.calls = budget.channelCalls();
     }
 
     public int size() {
@@ -77,15 +114,22 @@ public final class ChannelService {
         return maxCapacity;
     }
 
-    /** {@code make(chan any, capacity)} under {@code name}; 409 if the name is taken, 429 at the channel limit. */
+    /**
+     * {@code make(chan any, capacity)} under {@code name}; 409 if the name is taken, 429 at the
+     * channel limit or when its slot array does not fit the memory budget.
+     */
     public NamedChannel create(String name, int capacity) {
         refuseWhileShuttingDown();
         if (channels.size() >= limits.maxChannels()) {
             throw ApiProblem.overloaded("there are already " + channels.size() + " channels, the limit", Duration.ofSeconds(5));
         }
-        NamedChannel ch = new NamedChannel(name, capacity, Instant.now(), Chan.make(capacity));
+        long bytes = CHANNEL_BYTES + JsonSize.layout().refArray(capacity);
+        budget.charge(Retained.CHANNELS, bytes);
+        NamedChannel ch = new NamedChannel(name, capacity, Instant.now(), Chan.make(capacity),
+                new ByteShare(budget, MemoryBudget.MAX_CHANNEL_BYTES, maxChannelBytes, "channel '" + name + "'"), bytes);
         NamedChannel prior = channels.putIfAbsent(name, ch);
         if (prior != null) {
+            budget.release(Retained.CHANNELS, bytes);
             throw ApiProblem.conflict("channel-exists", "Channel exists", "channel '" + name + "' already exists").with("channel", name);
         }
         return ch;
@@ -95,6 +139,11 @@ public final class ChannelService {
     public Chan<Object> lookup(String name) {
         NamedChannel ch = channels.get(name);
         return ch == null ? null : ch.chan();
+    }
+
+    /** The channel named {@code name} with its share, or null: what a job that shares it needs. */
+    public NamedChannel named(String name) {
+        return channels.get(name);
     }
 
     public NamedChannel get(String name) {
@@ -107,7 +156,8 @@ public final class ChannelService {
 
     public ChannelView view(NamedChannel ch) {
         Chan<Object> c = ch.chan();
-        return new ChannelView(ch.name(), c.cap(), c.len(), c.isClosed(), c.waitingSenders(), c.waitingReceivers(), ch.createdAt());
+        return new ChannelView(ch.name(), c.cap(), c.len(), c.isClosed(), c.waitingSenders(), c.waitingReceivers(), ch.createdAt(),
+                ch.share().used(), ch.share().max());
     }
 
     public List<ChannelView> list() {
@@ -126,7 +176,10 @@ public final class ChannelService {
         }
     }
 
-    /** Removes the channel; closes it first if open, so nobody waits on it for ever. */
+    /**
+     * Removes the channel; closes it first if open, so nobody waits on it for ever, and discards
+     * the values still buffered (a job that holds the channel sees it closed and drained).
+     */
     public void delete(String name) {
         NamedChannel ch = channels.remove(name);
         if (ch == null) {
@@ -137,17 +190,33 @@ public final class ChannelService {
         } catch (ChanClosedException alreadyClosed) {
             // deleting a closed channel is fine
         }
+        Received<Object> r;
+        while ((r = ch.chan().tryRecv()) != null && r.ok()) {
+            HeldValue.take(r.value());
+        }
+        budget.release(Retained.CHANNELS, ch.bufferBytes());
     }
 
     /**
      * Sends {@code value}, waiting at most {@code timeout}; see the class comment for what the
-     * answer guarantees. Errors: 404 unknown channel, 409 closed channel.
+     * answer guarantees. Errors: 404 unknown channel, 409 closed channel, 429 when the value does
+     * not fit the channel's share or the memory budget, or too many channel calls are open.
      */
     public Mono<SendResult> send(String name, JsonNode value, Duration timeout) {
         refuseWhileShuttingDown();
-        Chan<Object> ch = get(name).chan();
-        return Mono.defer(() -> {
-            CompletableFuture<Void> f = ch.sendAsync(value);
+        NamedChannel nc = get(name);
+        Chan<Object> ch = nc.chan();
+        return calls.guard(Mono.defer(() -> {
+            HeldValue held = HeldValue.offer(nc.share(), value);
+            CompletableFuture<Void> f = ch.sendAsync(held);
+            // Whatever ends the send settles the value's charge: delivered, withdrawn or refused (closed).
+            f.whenComplete((v, e) -> {
+                if (e == null) {
+                    held.buffered();
+                } else {
+                    held.withdraw();
+                }
+            });
             AtomicBoolean answered = new AtomicBoolean();
             Mono<SendResult> delivered = Mono.fromFuture(f, true)
                     .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
@@ -173,17 +242,19 @@ public final class ChannelService {
                             metrics.channelOp("send", f.cancel(false) ? "withdrawn" : "delivered_unanswered");
                         }
                     });
-        });
+        }));
     }
 
     /**
      * Receives one value, waiting at most {@code timeout}. {@code ok=false} means the channel is
-     * closed and drained (Go's {@code v, ok := <-ch}). Errors: 404 unknown channel.
+     * closed and drained (Go's {@code v, ok := <-ch}). Errors: 404 unknown channel, 429 when too
+     * many channel calls are open (never for want of budget: a receive frees bytes).
      */
     public Mono<RecvResult> recv(String name, Duration timeout) {
         refuseWhileShuttingDown();
         Chan<Object> ch = get(name).chan();
-        return Mono.defer(() -> {
+        // A receive frees bytes: a full budget must not refuse it, or the budget could never drain.
+        return calls.guard(Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
             AtomicBoolean answered = new AtomicBoolean();
             Mono<RecvResult> taken = Mono.fromFuture(f, true)
@@ -211,10 +282,21 @@ public final class ChannelService {
                         // Taken, but the client is gone: put the value back rather than swallow it.
                         Received<Object> r = f.getNow(null);
                         if (r != null && r.ok()) {
-                            ch.sendAsync(r.value()).whenComplete((v, e) -> metrics.channelOp("recv", e == null ? "requeued" : "lost"));
+                            HeldValue.take(r.value());
+                            Object back = r.value() instanceof HeldValue h ? h.requeue() : r.value();
+                            ch.sendAsync(back).whenComplete((v, e) -> {
+                                if (back instanceof HeldValue h) {
+                                    if (e == null) {
+                                        h.buffered();
+                                    } else {
+                                        h.withdraw();
+                                    }
+                                }
+                                metrics.channelOp("recv", e == null ? "requeued" : "lost");
+                            });
                         }
                     });
-        });
+        }), true);
     }
 
     /** Emits "timeout" after {@code timeout}, or "shutdown" when the application starts closing. */
@@ -235,8 +317,9 @@ public final class ChannelService {
         }
     }
 
+    /** The answer for a value taken out of the channel; its bytes go back to the budget (once, however often this runs). */
     private static RecvResult result(Received<Object> r) {
-        return new RecvResult(true, r.ok() ? (JsonNode) r.value() : null, r.ok(), null);
+        return new RecvResult(true, r.ok() ? HeldValue.take(r.value()) : null, r.ok(), null);
     }
 
     private static ApiProblem closed(String name) {

@@ -53,6 +53,22 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         return handleException(ApiProblem.payloadTooLarge(-1).with("limit", null), exchange);
     }
 
+    @ExceptionHandler(BackendUnavailableException.class)
+    Mono<ResponseEntity<Object>> backendUnavailable(BackendUnavailableException ex, ServerWebExchange exchange) {
+        log.warn("backend unavailable on " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath() + ": " + ex.getMessage());
+        return handleException(ApiProblem.backendUnavailable(ex), exchange);
+    }
+
+    @ExceptionHandler(BackendFullException.class)
+    Mono<ResponseEntity<Object>> backendFull(BackendFullException ex, ServerWebExchange exchange) {
+        return handleException(ApiProblem.backendFull(ex), exchange);
+    }
+
+    @ExceptionHandler(io.gosched.api.channel.spi.ChannelException.class)
+    Mono<ResponseEntity<Object>> channel(io.gosched.api.channel.spi.ChannelException ex, ServerWebExchange exchange) {
+        return handleException(ApiProblem.channel(ex), exchange);
+    }
+
     /** Anything else is our bug: answer a bare 500 and log it, never echo the exception. */
     @ExceptionHandler(Exception.class)
     Mono<ResponseEntity<Object>> unexpected(Exception ex, ServerWebExchange exchange) {

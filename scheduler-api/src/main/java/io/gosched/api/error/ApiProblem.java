@@ -77,10 +77,56 @@ public final class ApiProblem extends ErrorResponseException {
 
     /** 429: the service holds as much work as it may; try again after {@code retryAfter}. */
     public static ApiProblem overloaded(String detail, Duration retryAfter) {
-        ApiProblem p = new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "overloaded", "Too many requests", detail);
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "overloaded", "Too many requests", detail), retryAfter);
+    }
+
+    /**
+     * 429: taking this request would exceed a memory budget (the service's, or one holder's share
+     * of it); nothing already accepted was dropped. The caller adds the members that name the
+     * budget, its size and what holds it.
+     */
+    public static ApiProblem budgetFull(String detail, Duration retryAfter) {
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "memory-budget", "Memory budget full", detail), retryAfter);
+    }
+
+    /** 429: as many streams or pending calls are open as a limit allows. */
+    public static ApiProblem tooManyOpen(String detail, Duration retryAfter) {
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "too-many-open", "Too many open requests", detail), retryAfter);
+    }
+
+    private static ApiProblem retryAfter(ApiProblem p, Duration retryAfter) {
         long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
         p.headers.set(HttpHeaders.RETRY_AFTER, Long.toString(seconds));
         return p.with("retryAfterSeconds", seconds);
+    }
+
+    /**
+     * 503: a backend the service depends on (in cluster mode: NATS) cannot be reached now; the
+     * request was not carried out (for a forwarded send: its outcome is unknown).
+     */
+    public static ApiProblem backendUnavailable(BackendUnavailableException ex) {
+        return retryAfter(new ApiProblem(HttpStatus.SERVICE_UNAVAILABLE, "backend-unavailable", "Backend unavailable",
+                ex.getMessage()), ex.retryAfter()).with("backend", ex.backend());
+    }
+
+    /** 429: the backend's storage is full (a stream or bucket at its byte limit); nothing was taken. */
+    public static ApiProblem backendFull(BackendFullException ex) {
+        return retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, "backend-full", "Backend full", ex.getMessage()),
+                ex.retryAfter()).with("backend", ex.backend());
+    }
+
+    /**
+     * A channel operation the directory or the channel's home refused: 404 unknown, 409 closed or
+     * already existing, 410 lost with its dead home node.
+     */
+    public static ApiProblem channel(io.gosched.api.channel.spi.ChannelException ex) {
+        ApiProblem p = switch (ex.kind()) {
+            case NOT_FOUND -> new ApiProblem(HttpStatus.NOT_FOUND, "not-found", "Not found", ex.getMessage());
+            case CLOSED -> new ApiProblem(HttpStatus.CONFLICT, "channel-closed", "Channel closed", ex.getMessage());
+            case EXISTS -> new ApiProblem(HttpStatus.CONFLICT, "channel-exists", "Channel exists", ex.getMessage());
+            case LOST -> new ApiProblem(HttpStatus.GONE, "channel-lost", "Channel lost", ex.getMessage());
+        };
+        return p.with("channel", ex.channel());
     }
 
     /** 503: the service is shutting down and takes no new work. */

@@ -21,6 +21,8 @@ final class Job {
     final String bodyHash;
     final String idempotencyKey;
     final Instant submittedAt;
+    /** What the job holds of the memory budget; moved by {@link JobMemory} as the job moves. */
+    final JobMemory.Charge charge;
     /** Queue order within a priority level: FIFO by this sequence, renewed on every (re)queue. */
     long seq;
 
@@ -42,9 +44,10 @@ final class Job {
     /** Bumped on each move to a final state: the retention queue's entries name the generation they retired. */
     private long generation;
 
-    Job(String id, JobSpec spec, String idempotencyKey, String bodyHash, Instant now) {
+    Job(String id, JobSpec spec, String idempotencyKey, String bodyHash, Instant now, JobMemory.Charge charge) {
         this.id = id;
         this.spec = spec;
+        this.charge = charge;
         this.idempotencyKey = idempotencyKey;
         this.bodyHash = bodyHash;
         this.submittedAt = now;
@@ -164,6 +167,15 @@ final class Job {
     /** Records why an attempt ended before it had a run (the runtime refused its goroutine). */
     synchronized void fail(Run.Failure f) {
         error = f;
+    }
+
+    /** The last value a recv step took, over all attempts: the result once succeeded. */
+    synchronized JsonNode lastReceived() {
+        return lastReceived;
+    }
+
+    synchronized Run.Failure error() {
+        return error;
     }
 
     synchronized JobView view() {

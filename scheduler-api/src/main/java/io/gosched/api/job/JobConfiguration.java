@@ -4,6 +4,7 @@ import java.time.Clock;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
@@ -20,7 +21,7 @@ public class JobConfiguration {
 
     @Bean
     public JobService jobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
-            WorkloadParser parser, WorkloadTemplates templates) {
-        return new JobService(runtime, channels, properties, metrics, parser, templates, Clock.systemUTC());
+            WorkloadParser parser, WorkloadTemplates templates, ServiceBudget budget) {
+        return new JobService(runtime, channels, properties, metrics, parser, templates, Clock.systemUTC(), budget);
     }
 }

@@ -16,11 +16,14 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ByteShare;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.workload.Interpreter;
@@ -52,6 +55,15 @@ import org.springframework.http.codec.ServerSentEvent;
  * ({@code maxLiveGoroutines}, the validator's worst case for one run) are free; a job that
  * alone exceeds the goroutine budget is refused with 422 at submission.
  *
+ * <h2>Memory</h2>
+ * {@link JobMemory} charges each job to the memory budget as it moves: its request from
+ * submission (429 when the budget has no room after evicting finished jobs, 422 when one job
+ * alone needs more than its share), its goroutine stacks and own channels while it runs (the
+ * head of the queue waits for them as it waits for its goroutine reservation), its result and
+ * error once finished. Under pressure the budget evicts finished jobs, oldest first, before
+ * refusing new work ({@code gosched_jobs_evicted_total{reason="pressure"}}). When nothing runs, the
+ * head starts even without room, so the budget can go over by one job's share at most.
+ *
  * <h2>Queue order</h2>
  * Ten priority levels, 9 first; FIFO within a level. The head of the highest non-empty level
  * waits for its reservation rather than being overtaken, so priority order holds strictly.
@@ -72,6 +84,10 @@ public final class JobService {
     private final JobSpecParser parser;
     private final Interpreter interpreter = new Interpreter();
     private final Clock clock;
+    private final JobMemory memory;
+    private final ServiceBudget budget;
+    /** Set while a job waits at the head of the queue for budget room and a release will dispatch again. */
+    private final AtomicBoolean dispatchOnFree = new AtomicBoolean();
 
     private final ConcurrentHashMap<String, Job> jobs = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Job> byIdempotencyKey = new ConcurrentHashMap<>();
@@ -101,17 +117,20 @@ public final class JobService {
     private final Sinks.Empty<Void> shutdown = Sinks.empty();
 
     public JobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
-            WorkloadParser workloads, WorkloadTemplates templates, Clock clock) {
+            WorkloadParser workloads, WorkloadTemplates templates, Clock clock, ServiceBudget budget) {
         this.runtime = runtime;
         this.channels = channels;
         this.properties = properties;
         this.metrics = metrics;
         this.parser = new JobSpecParser(workloads, templates);
         this.clock = clock;
+        this.budget = budget;
+        this.memory = new JobMemory(budget.memory(), budget.sizes().maxJobBytes());
         for (int i = 0; i < levels.length; i++) {
             levels[i] = new ArrayDeque<>();
         }
         metrics.gauges(this::runningJobs, waiting::get, channels::size);
+        budget.memory().addReclaimer(this::evictUnderPressure);
     }
 
     /** The outcome of a submission: the job, and whether it was an Idempotency-Key replay. */
@@ -149,12 +168,19 @@ public final class JobService {
                     + " goroutines, more than the service's limit of " + properties.admission().maxLiveGoroutines());
         }
         evict(now);
-        admitOne();
-        Job job = new Job(UUID.randomUUID().toString(), spec, idempotencyKey, hash, now);
+        JobMemory.Charge charge = memory.admit(spec, idempotencyKey, spec.template() == null ? "/workload" : "/params");
+        try {
+            admitOne();
+        } catch (ApiProblem queueFull) {
+            memory.abandon(charge);
+            throw queueFull;
+        }
+        Job job = new Job(UUID.randomUUID().toString(), spec, idempotencyKey, hash, now, charge);
         if (idempotencyKey != null) {
             Job prior = byIdempotencyKey.putIfAbsent(idempotencyKey, job);
             if (prior != null) { // lost a race with the same key: nothing of ours started
                 waiting.decrementAndGet();
+                memory.abandon(charge);
                 return replay(prior, hash, idempotencyKey);
             }
         }
@@ -238,6 +264,9 @@ public final class JobService {
                 if (running > 0 && reserved + g > properties.admission().maxLiveGoroutines()) {
                     break; // the head waits for its reservation; nobody overtakes it
                 }
+                if (!startCharged(j)) {
+                    break; // the head waits for budget room too; a release dispatches again
+                }
                 levels[level].pollFirst();
                 if (!j.transition(JobState.QUEUED, JobState.RUNNING, clock.instant())) {
                     continue; // cancelled between the check and here
@@ -257,12 +286,41 @@ public final class JobService {
         }
     }
 
+    /**
+     * Charges a queued job's run to the budget; on failure arms one dispatch for the next
+     * release and tries once more, so a release in between is not missed. When nothing runs the
+     * head starts anyway, as it does past the goroutine reservation: else a budget full of
+     * waiting requests would keep every job waiting for ever. queueLock must be held.
+     */
+    private boolean startCharged(Job j) {
+        assert Thread.holdsLock(queueLock);
+        if (memory.tryStart(j.charge)) {
+            return true;
+        }
+        if (running == 0) {
+            memory.forceStart(j.charge);
+            return true;
+        }
+        if (dispatchOnFree.compareAndSet(false, true)) {
+            budget.memory().whenFreed(() -> {
+                dispatchOnFree.set(false);
+                try {
+                    runtime.go(this::dispatch); // not on the releasing thread: it may hold a channel's or the retention lock
+                } catch (RuntimeException shuttingDown) {
+                    // the runtime is closing: nothing more starts
+                }
+            });
+        }
+        return memory.tryStart(j.charge);
+    }
+
     /** Starts the attempt's main goroutine, which makes the run's context, channels and steps. */
     private void start(Job job) {
         try {
             runtime.go(() -> run(job));
         } catch (RuntimeException refused) { // the runtime is shutting down
             job.fail(new Run.Failure("", "the runtime refused the job: " + refused.getMessage()));
+            memory.finish(job.charge, job.lastReceived(), job.error());
             endAttempt();
             Instant now = clock.instant();
             Instant started = job.startedAt();
@@ -278,20 +336,22 @@ public final class JobService {
     private void run(Job job) {
         CancelContext ctx = Context.withTimeout(Context.background(), Duration.ofMillis(job.spec.timeoutMs()));
         Map<String, Chan<Object>> chans = new HashMap<>();
+        Map<String, ByteShare> shares = new HashMap<>();
         Workload w = job.spec.workload();
         for (Workload.ChannelDecl d : w.channels()) {
             chans.put(d.name(), Chan.make(d.capacity()));
         }
         Run.Failure missing = null;
         for (Map.Entry<String, String> e : w.sharedChannels().entrySet()) {
-            Chan<Object> ch = channels.lookup(e.getKey());
+            ChannelService.NamedChannel ch = channels.named(e.getKey());
             if (ch == null) {
                 missing = new Run.Failure(e.getValue(), "channel '" + e.getKey() + "' was deleted before the job started");
             } else {
-                chans.put(e.getKey(), ch);
+                chans.put(e.getKey(), ch.chan());
+                shares.put(e.getKey(), ch.share());
             }
         }
-        Run run = new Run(ctx, chans);
+        Run run = new Run(ctx, chans, shares);
         job.attach(run);
         if (missing != null) {
             run.fail(missing);
@@ -338,6 +398,7 @@ public final class JobService {
         Instant now = clock.instant();
         boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && !shuttingDown && job.attemptsLeft();
         if (retry) {
+            memory.requeue(job.charge, job.lastReceived(), job.error());
             release(job);
             // An automatic retry is not a new submission: it bypasses the queue cap so that an
             // accepted job is never dropped between attempts.
@@ -345,6 +406,7 @@ public final class JobService {
             job.transition(JobState.RUNNING, JobState.QUEUED, now);
             schedule(job, Duration.ofMillis(job.spec.retry().backoffBefore(job.attempt() + 1)));
         } else {
+            memory.finish(job.charge, job.lastReceived(), job.error());
             Instant started = job.startedAt();
             // Meters first: whoever sees the final state must find it counted.
             metrics.jobFinished(outcome.json(), started == null ? Duration.ZERO : Duration.between(started, now));
@@ -392,11 +454,12 @@ public final class JobService {
     /**
      * SSE of the job: an event {@code state} on every state change, {@code progress} when its
      * counters move; ends after the final state, or when the application starts closing (open
-     * streams would otherwise hold graceful shutdown for its whole timeout).
+     * streams would otherwise hold graceful shutdown for its whole timeout). Counts against
+     * {@code max-open-streams}: 429 beyond it.
      */
     public Flux<ServerSentEvent<JobView>> events(String id) {
         Job job = find(id);
-        return Flux.defer(() -> {
+        return budget.streams().guard(Flux.defer(() -> {
             AtomicReference<JobView> last = new AtomicReference<>();
             AtomicInteger seq = new AtomicInteger();
             return Flux.interval(Duration.ZERO, Duration.ofMillis(100))
@@ -414,7 +477,7 @@ public final class JobService {
                         String event = prev == null || prev.state() != v.state() || prev.attempt() != v.attempt() ? "state" : "progress";
                         return ServerSentEvent.builder(v).id(Integer.toString(seq.incrementAndGet())).event(event).build();
                     });
-        });
+        }));
     }
 
     // ---------------------------------------------------------------- control
@@ -428,6 +491,7 @@ public final class JobService {
         Instant now = clock.instant();
         if (job.transition(JobState.QUEUED, JobState.CANCELLED, now)) {
             waiting.decrementAndGet();
+            memory.finish(job.charge, job.lastReceived(), job.error());
             job.stopDelay();
             retire(job, now);
             metrics.jobFinished(JobState.CANCELLED.json(), Duration.ZERO);
@@ -463,6 +527,7 @@ public final class JobService {
             waiting.decrementAndGet();
             throw ApiProblem.conflict("job-busy", "Job changing state", "job '" + id + "' changed state; try again");
         }
+        memory.reopen(job.charge);
         job.resetAttemptBudget();
         schedule(job, Duration.ZERO);
         return job.view();
@@ -515,20 +580,64 @@ public final class JobService {
     private void evict(Instant now) {
         int max = properties.retention().maxFinishedJobs();
         Instant oldest = now.minus(properties.retention().maxAge());
+        int byCount = 0;
+        int byAge = 0;
         synchronized (retired) {
             Retired head;
             while ((head = retired.peek()) != null && (retiredCount.get() > max || head.finishedAt().isBefore(oldest))) {
+                boolean overCount = retiredCount.get() > max;
                 retired.poll();
                 retiredCount.decrementAndGet();
-                Job j = head.job();
-                if (j.generation() == head.generation() && j.state().isFinal()) {
-                    jobs.remove(j.id, j);
-                    if (j.idempotencyKey != null) {
-                        byIdempotencyKey.remove(j.idempotencyKey, j);
+                if (drop(head) >= 0) {
+                    if (overCount) {
+                        byCount++;
+                    } else {
+                        byAge++;
                     }
                 }
             }
         }
+        metrics.jobsEvicted("count", byCount);
+        metrics.jobsEvicted("age", byAge);
+    }
+
+    /**
+     * The memory budget's reclaimer: drops finished jobs, oldest first, until {@code wanted}
+     * bytes came back or none is left. Can be called by any thread that charges the budget.
+     */
+    private long evictUnderPressure(long wanted) {
+        long freed = 0;
+        int n = 0;
+        synchronized (retired) {
+            Retired head;
+            while (freed < wanted && (head = retired.poll()) != null) {
+                retiredCount.decrementAndGet();
+                long bytes = drop(head);
+                if (bytes >= 0) {
+                    freed += bytes;
+                    n++;
+                }
+            }
+        }
+        metrics.jobsEvicted("pressure", n);
+        return freed;
+    }
+
+    /**
+     * Removes a retired job from the store with its key and returns the budget bytes it held, or
+     * -1 if the entry is stale (the job was retried since). The retention lock must be held.
+     */
+    private long drop(Retired head) {
+        assert Thread.holdsLock(retired);
+        Job j = head.job();
+        if (j.generation() != head.generation() || !j.state().isFinal()) {
+            return -1;
+        }
+        jobs.remove(j.id, j);
+        if (j.idempotencyKey != null) {
+            byIdempotencyKey.remove(j.idempotencyKey, j);
+        }
+        return memory.evict(j.charge);
     }
 
     private Job find(String id) {

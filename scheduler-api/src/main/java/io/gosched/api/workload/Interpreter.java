@@ -3,6 +3,8 @@ package io.gosched.api.workload;
 import java.time.Duration;
 import java.util.List;
 
+import io.gosched.api.budget.HeldValue;
+import io.gosched.runtime.Chan;
 import io.gosched.runtime.ChanClosedException;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.Select;
@@ -24,6 +26,10 @@ import tools.jackson.databind.JsonNode;
  *     has ended and {@link Run#liveGoroutines()} is zero.</li>
  * <li>The first failing step cancels the run's context (errgroup semantics) and is reported
  *     with its JSON pointer.</li>
+ * <li>A send on a named channel whose share of the memory budget (or the budget) is full waits
+ *     for room, as a send on a full channel waits for a receiver; the run's context still ends
+ *     it. A value that was charged but not sent (cancelled, closed channel, a select's other
+ *     case) is withdrawn at once.</li>
  * </ul>
  * Thread-safe: stateless; all state lives in the {@link Run}.
  */
@@ -100,8 +106,16 @@ public final class Interpreter {
             case Step.Send s -> {
                 var ch = run.channel(s.channel());
                 for (int i = 0; i < s.times(); i++) {
-                    Selected sel = Select.select(Select.send(ch, (Object) s.value()), Select.recv(run.context().done()));
-                    if (sel.index() != 0) {
+                    Object v = offer(run, s.channel(), s.value());
+                    boolean sent = false;
+                    try {
+                        sent = Select.select(Select.send(ch, v), Select.recv(run.context().done())).index() == 0;
+                    } finally {
+                        if (!sent) {
+                            withdraw(v);
+                        }
+                    }
+                    if (!sent) {
                         throw Stop.INSTANCE;
                     }
                     run.messagesSent.incrementAndGet();
@@ -193,38 +207,106 @@ public final class Interpreter {
         }
     }
 
+    /**
+     * {@code select}: a send case on a named channel without budget room is a nil case (it cannot
+     * proceed); a blocking select then also waits for the budget to free bytes, and tries again.
+     */
     private static void select(Step.Select s, Run run) {
         List<Step.Case> cases = s.cases();
-        SelectCase[] sc = new SelectCase[cases.size() + (s.hasDefault() ? 0 : 1)];
-        for (int i = 0; i < cases.size(); i++) {
-            Step.Case c = cases.get(i);
-            var ch = run.channel(c.channel());
-            sc[i] = c.isSend() ? Select.send(ch, (Object) c.value()) : Select.recv(ch);
-        }
-        Selected sel;
-        if (s.hasDefault()) {
-            sel = Select.trySelect(sc);
-            if (sel.index() < 0) {
+        Chan<Object> freed = null;
+        while (true) {
+            Object[] offered = new Object[cases.size()];
+            SelectCase[] sc = new SelectCase[cases.size() + (s.hasDefault() ? 0 : 2)];
+            boolean starved = false;
+            for (int i = 0; i < cases.size(); i++) {
+                Step.Case c = cases.get(i);
+                var ch = run.channel(c.channel());
+                if (c.isSend()) {
+                    offered[i] = run.offer(c.channel(), c.value());
+                    starved |= offered[i] == null;
+                    sc[i] = offered[i] == null ? Select.send(null, (Object) c.value()) : Select.send(ch, offered[i]);
+                } else {
+                    sc[i] = Select.recv(ch);
+                }
+            }
+            if (starved && freed == null && !s.hasDefault()) {
+                withdrawAll(offered, -1);
+                freed = run.budgetFreed(); // then offer again: a release in between is not missed
+                continue;
+            }
+            Selected sel;
+            int chosen = -1;
+            try {
+                if (s.hasDefault()) {
+                    sel = Select.trySelect(sc);
+                } else {
+                    sc[cases.size()] = Select.recv(run.context().done());
+                    sc[cases.size() + 1] = Select.recv(starved ? freed : null);
+                    sel = Select.select(sc);
+                }
+                chosen = sel.index();
+            } finally {
+                withdrawAll(offered, chosen);
+            }
+            if (chosen < 0) {
                 return; // default case
             }
-        } else {
-            sc[cases.size()] = Select.recv(run.context().done());
-            sel = Select.select(sc);
-            if (sel.index() == cases.size()) {
+            if (chosen == cases.size()) {
                 throw Stop.INSTANCE;
             }
-        }
-        if (cases.get(sel.index()).isSend()) {
-            run.messagesSent.incrementAndGet();
-        } else {
-            received(sel, run);
+            if (chosen == cases.size() + 1) {
+                freed = null; // the budget freed bytes: offer again
+                continue;
+            }
+            if (cases.get(chosen).isSend()) {
+                run.messagesSent.incrementAndGet();
+            } else {
+                received(sel, run);
+            }
+            return;
         }
     }
 
+    /**
+     * The element to send on {@code channel}: see {@link Run#offer}. Waits while a named
+     * channel's share or the memory budget has no room; the run's context ends the wait.
+     */
+    private static Object offer(Run run, String channel, JsonNode value) {
+        Object v = run.offer(channel, value);
+        while (v == null) {
+            Chan<Object> freed = run.budgetFreed();
+            v = run.offer(channel, value); // after registering: a release in between is not missed
+            if (v != null) {
+                break;
+            }
+            if (Select.select(Select.recv(freed), Select.recv(run.context().done())).index() != 0) {
+                throw Stop.INSTANCE;
+            }
+            v = run.offer(channel, value);
+        }
+        return v;
+    }
+
+    /** A charged value that was not sent gives its bytes back. */
+    private static void withdraw(Object offered) {
+        if (offered instanceof HeldValue h) {
+            h.withdraw();
+        }
+    }
+
+    private static void withdrawAll(Object[] offered, int except) {
+        for (int i = 0; i < offered.length; i++) {
+            if (i != except) {
+                withdraw(offered[i]);
+            }
+        }
+    }
+
+    /** A received element: a named channel's value gives its bytes back as the run takes it. */
     private static void received(Selected sel, Run run) {
         if (sel.ok()) {
             run.messagesReceived.incrementAndGet();
-            run.lastReceived.set((JsonNode) sel.value());
+            run.lastReceived.set(HeldValue.take(sel.value()));
         }
     }
 

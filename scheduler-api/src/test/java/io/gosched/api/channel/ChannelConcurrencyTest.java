@@ -11,6 +11,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.gosched.api.budget.HeldValue;
+import io.gosched.api.budget.Retained;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.runtime.Received;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -56,6 +59,9 @@ class ChannelConcurrencyTest {
 
     @LocalServerPort
     int port;
+
+    @Autowired
+    ServiceBudget budget;
 
     @Autowired
     ChannelService channels;
@@ -110,7 +116,7 @@ class ChannelConcurrencyTest {
         while (System.nanoTime() - quietSince < Duration.ofMillis(500).toNanos()) {
             Received<Object> r = channels.lookup(ch).tryRecv();
             if (r != null && r.ok()) {
-                leftOver.add(((JsonNode) r.value()).asInt());
+                leftOver.add(HeldValue.take(r.value()).asInt());
                 quietSince = System.nanoTime();
             } else {
                 Thread.onSpinWait();
@@ -146,6 +152,16 @@ class ChannelConcurrencyTest {
         assertThat(notSent).as("and timed some sends out").isGreaterThan(0);
         assertThat(channels.view(channels.get(ch)).waitingSenders()).isZero();
         assertThat(channels.view(channels.get(ch)).waitingReceivers()).isZero();
+
+        // Every value that went in came out or was withdrawn, so every byte charged for it went back.
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (budget.channelCalls().open() > 0 && System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+        assertThat(channels.get(ch).share().used()).as("bytes of channel %s", ch).isZero();
+        assertThat(budget.memory().held(Retained.PENDING_SENDS)).as("pending sends").isZero();
+        assertThat(budget.channelCalls().open()).as("channel calls in flight").isZero();
+        assertThat(budget.memory().held(Retained.CHANNEL_CALLS)).as("bytes of channel calls").isZero();
     }
 
     @Test

@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.Retained;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.runtime.Received;
@@ -18,7 +21,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The withdrawal rules of HTTP sends and receives, without HTTP. */
 class ChannelServiceTest {
 
-    final ChannelService channels = new ChannelService(TestProperties.api(Map.of()), new ApiMetrics(null));
+    final ApiProperties properties = TestProperties.api(Map.of());
+    final ApiMetrics metrics = new ApiMetrics(null);
+    final ChannelService channels = new ChannelService(properties, metrics, ServiceBudget.of(properties, metrics));
     final JsonNodeFactory f = JsonNodeFactory.instance;
 
     @Test
@@ -86,5 +91,33 @@ class ChannelServiceTest {
                 .verify(Duration.ofSeconds(5));
         Received<Object> closed = channels.lookup("g").tryRecv();
         assertThat(closed.ok()).isFalse();
+    }
+
+    @Test
+    void aBudgetFilledToTheBrimStillLetsValuesBeReceived() {
+        ApiProperties small = TestProperties.api(Map.of("gosched.api.limits.max-retained-bytes", "1048576",
+                "gosched.api.limits.max-channel-bytes", "1048576"));
+        ServiceBudget budget = ServiceBudget.of(small, metrics);
+        ChannelService tight = new ChannelService(small, metrics, budget);
+        tight.create("brim", 100_000);
+        int sent = 0;
+        while (true) {
+            try {
+                tight.send("brim", f.stringNode("v".repeat(1000)), Duration.ZERO).block();
+                sent++;
+            } catch (ApiProblem full) {
+                break;
+            }
+        }
+        // Whatever room is left, a job takes: not one byte is free.
+        budget.memory().force(Retained.QUEUED_JOBS, budget.memory().max() - budget.memory().used());
+        assertThat(budget.memory().used()).isEqualTo(budget.memory().max());
+        for (int i = 0; i < sent; i++) {
+            ChannelService.RecvResult r = tight.recv("brim", Duration.ZERO).block();
+            assertThat(r.received()).as("receive %d of %d from a full budget", i, sent).isTrue();
+        }
+        assertThat(budget.memory().held(Retained.CHANNELS)).as("only the channel's slots are left")
+                .isEqualTo(ChannelService.CHANNEL_BYTES + io.gosched.api.budget.JsonSize.layout().refArray(100_000));
+        assertThat(budget.memory().held(Retained.CHANNEL_CALLS)).isZero();
     }
 }

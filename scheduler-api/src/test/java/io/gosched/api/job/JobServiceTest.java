@@ -9,6 +9,10 @@ import java.util.Map;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.HeldValue;
+import io.gosched.api.budget.JsonSize;
+import io.gosched.api.budget.Retained;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
@@ -34,6 +38,7 @@ class JobServiceTest {
 
     GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    ServiceBudget budget;
     ChannelService channels;
     JobService jobs;
 
@@ -41,8 +46,10 @@ class JobServiceTest {
         Map<String, String> all = new HashMap<>(props);
         ApiProperties p = TestProperties.api(all);
         ApiMetrics metrics = new ApiMetrics(registry);
-        channels = new ChannelService(p, metrics);
-        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), Clock.systemUTC());
+        budget = ServiceBudget.of(p, metrics);
+        channels = new ChannelService(p, metrics, budget);
+        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), Clock.systemUTC(),
+                budget);
     }
 
     @AfterEach
@@ -114,10 +121,11 @@ class JobServiceTest {
         List<Integer> order = new ArrayList<>();
         Received<Object> r;
         while ((r = channels.lookup("order").tryRecv()) != null && r.ok()) {
-            order.add(((JsonNode) r.value()).asInt());
+            order.add(HeldValue.take(r.value()).asInt());
         }
         // priority 9: jobs 2, 5; priority 5: 1, 3, 7; priority 1: 0, 4; priority 0: 6
         assertThat(order).containsExactly(2, 5, 1, 3, 7, 0, 4, 6);
+        assertThat(channels.get("order").share().used()).as("every value taken gave its bytes back").isZero();
     }
 
     @Test
@@ -150,6 +158,12 @@ class JobServiceTest {
         }
         assertThat(jobs.size()).as("finished jobs kept").isLessThanOrEqualTo(200);
         assertThat(jobs.idempotencyKeys()).as("keys die with their jobs").isLessThanOrEqualTo(200);
+        // Every job's charge moved with it: nothing is left queued or running, and what the
+        // finished ones hold is what 200 of them hold.
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
+        assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
+        long one = JobMemory.requestBytes(new JobSpecParserFixture().parse(body));
+        assertThat(budget.memory().held(Retained.FINISHED_JOBS)).isEqualTo(jobs.size() * one);
         assertThat(registry.get("gosched.jobs.submitted").counter().count()).isEqualTo(total);
         assertThat(registry.get("gosched.jobs.finished").tag("state", "succeeded").counter().count()).isEqualTo(total);
     }
@@ -198,5 +212,199 @@ class JobServiceTest {
         assertThat(jobs.get(running).state()).isEqualTo(JobState.CANCELLED);
         assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), null))
                 .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
+    }
+
+    /** Parses a body the way the service does, for its byte estimate. */
+    static final class JobSpecParserFixture {
+        JobSpec parse(JsonNode body) {
+            ApiProperties p = TestProperties.api(Map.of());
+            return new JobSpecParser(new WorkloadParser(p.limits()), new WorkloadTemplates()).parse(body, java.time.Instant.now());
+        }
+    }
+
+    static final String KB50 = "k".repeat(50_000);
+
+    /** A budget of 4 MiB: jobs of one or two hundred KB fill it quickly. */
+    static Map<String, String> smallBudget(String... more) {
+        Map<String, String> m = new HashMap<>(Map.of("gosched.api.limits.max-retained-bytes", Integer.toString(4 << 20)));
+        for (int i = 0; i < more.length; i += 2) {
+            m.put(more[i], more[i + 1]);
+        }
+        return m;
+    }
+
+    @Test
+    void aJobLargerThanItsShareIs422AndABudgetFullOfJobsRefusesWith429() {
+        service(smallBudget());
+        assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'spawn','count':1000,'steps':[{'op':'sleep','ms':1}]}]}}"), null))
+                .isInstanceOfSatisfying(ApiProblem.class, p -> {
+                    assertThat(p.getStatusCode().value()).isEqualTo(422);
+                    assertThat(p.getBody().getDetail()).contains("/workload", "1001 goroutines", "gosched.api.limits.max-job-bytes",
+                            Integer.toString((4 << 20) / 4));
+                });
+        String delayed = "{'notBefore':'" + java.time.Instant.now().plusSeconds(600) + "','workload':{'channels':[{'name':'own','capacity':1}],"
+                + "'steps':[{'op':'send','channel':'own','value':'" + KB50 + "'}]}}";
+        List<String> accepted = new ArrayList<>();
+        ApiProblem refused = null;
+        for (int i = 0; i < 200 && refused == null; i++) {
+            try {
+                accepted.add(jobs.submit(json(delayed), "key-" + i).job().id());
+            } catch (ApiProblem p) {
+                refused = p;
+            }
+        }
+        assertThat(refused).as("the budget refused a job").isNotNull();
+        assertThat(refused.getStatusCode().value()).isEqualTo(429);
+        assertThat(refused.getBody().getProperties()).containsEntry("budget", "gosched.api.limits.max-retained-bytes")
+                .containsEntry("kind", "queued_jobs");
+        assertThat(accepted.size()).as("about 4 MiB of 50 KB requests").isBetween(60, 85);
+        assertThat(jobs.size()).as("a refused job is not stored").isEqualTo(accepted.size());
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS) + budget.memory().held(Retained.IDEMPOTENCY_KEYS))
+                .isEqualTo(budget.memory().used());
+        accepted.forEach(jobs::cancel);
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
+        assertThat(budget.memory().held(Retained.FINISHED_JOBS)).as("cancelled jobs are finished ones").isPositive();
+        // A new job now fits: the budget evicts the oldest finished jobs for it.
+        String fresh = jobs.submit(json(delayed), null).job().id();
+        assertThat(jobs.get(fresh).state()).isEqualTo(JobState.QUEUED);
+        assertThatThrownBy(() -> jobs.get(accepted.getFirst())).as("the oldest finished job made room")
+                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(404));
+        assertThat(jobs.get(accepted.getLast()).state()).as("the newest is kept").isEqualTo(JobState.CANCELLED);
+        assertThat(registry.get("gosched.jobs.evicted").tag("reason", "pressure").counter().count()).isPositive();
+        assertThat(registry.get("gosched.api.budget.refusals").tag("budget", "max-retained-bytes").counter().count()).isEqualTo(1);
+        assertThat(registry.get("gosched.api.budget.refusals").tag("budget", "max-job-bytes").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void channelValuesEvictFinishedJobsOldestFirstBeforeTheyAreRefused() {
+        service(smallBudget("gosched.api.limits.max-channel-bytes", Integer.toString(4 << 20)));
+        List<String> done = new ArrayList<>();
+        for (int i = 0; i < 40; i++) { // 40 finished jobs of 50 KB: half the budget
+            String id = jobs.submit(json("{'workload':{'channels':[{'name':'own','capacity':1}],"
+                    + "'steps':[{'op':'send','channel':'own','value':'" + KB50 + "'}]}}"), null).job().id();
+            await(id, JobState.SUCCEEDED);
+            done.add(id);
+        }
+        channels.create("fill", 1000);
+        int sent = 0;
+        while (true) {
+            try {
+                channels.send("fill", JSON.getNodeFactory().stringNode(KB50), Duration.ofSeconds(1)).block();
+                sent++;
+            } catch (ApiProblem refused) {
+                assertThat(refused.getStatusCode().value()).isEqualTo(429);
+                break;
+            }
+        }
+        assertThat(sent).as("values took the finished jobs' room").isGreaterThan(70);
+        assertThat(registry.get("gosched.jobs.evicted").tag("reason", "pressure").counter().count()).isEqualTo(40);
+        assertThat(jobs.size()).isZero();
+        assertThat(budget.memory().held(Retained.FINISHED_JOBS)).isZero();
+        for (int i = 0; i < sent; i++) {
+            assertThat(channels.recv("fill", Duration.ZERO).block().value().asString()).isEqualTo(KB50);
+        }
+        assertThat(channels.get("fill").share().used()).isZero();
+    }
+
+    @Test
+    void theHeadOfTheQueueWaitsForBudgetRoomAndStartsWhenValuesLeave() throws InterruptedException {
+        service(smallBudget("gosched.api.limits.max-channel-bytes", Integer.toString(4 << 20),
+                "gosched.api.limits.max-job-bytes", Integer.toString(4 << 20)));
+        channels.create("gate", 0);
+        String blocker = jobs.submit(json("{'workload':{'steps':[{'op':'recv','channel':'gate'}]}}"), null).job().id();
+        await(blocker, JobState.RUNNING); // with a job running, the head waits rather than start past the budget
+        channels.create("hold", 1000);
+        int sent = 0;
+        while (budget.memory().used() < (3 << 20)) { // leave less than a megabyte
+            channels.send("hold", JSON.getNodeFactory().stringNode(KB50), Duration.ofSeconds(1)).block();
+            sent++;
+        }
+        // 300 goroutines need 1.2 MB of stacks: accepted (its request fits), but it cannot start yet.
+        String id = jobs.submit(json("{'workload':{'steps':[{'op':'spawn','count':299,'steps':[{'op':'yield'}]},{'op':'wait'}]}}"), null)
+                .job().id();
+        Thread.sleep(300);
+        assertThat(jobs.get(id).state()).as("waiting for its goroutine stacks' room").isEqualTo(JobState.QUEUED);
+        for (int i = 0; i < sent; i++) {
+            channels.recv("hold", Duration.ZERO).block();
+        }
+        await(id, JobState.SUCCEEDED);
+        channels.send("gate", JSON.getNodeFactory().numberNode(1), Duration.ofSeconds(5)).block();
+        await(blocker, JobState.SUCCEEDED);
+        assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
+    }
+
+    @Test
+    void aBudgetFullOfWaitingRequestsStillRunsThemAll() {
+        service(smallBudget("gosched.api.limits.max-job-bytes", Integer.toString(4 << 20)));
+        String soon = "{'notBefore':'" + java.time.Instant.now().plusMillis(1500) + "','workload':{'channels':[{'name':'own','capacity':1}],"
+                + "'steps':[{'op':'spawn','count':20,'steps':[{'op':'yield'}]},{'op':'send','channel':'own','value':'" + KB50 + "'}]}}";
+        List<String> ids = new ArrayList<>();
+        while (true) {
+            try {
+                ids.add(jobs.submit(json(soon), null).job().id());
+            } catch (ApiProblem full) {
+                assertThat(full.getStatusCode().value()).isEqualTo(429);
+                break;
+            }
+        }
+        assertThat(budget.memory().max() - budget.memory().used()).as("no room for a run's stacks")
+                .isLessThan(JobMemory.RUN_BYTES + 21 * JobMemory.GOROUTINE_BYTES);
+        // Each starts (alone, when nothing runs and there is no room) and succeeds; the finished
+        // ones are then evicted under pressure by the next ones' runs, so count them by the meter.
+        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while ((jobs.waitingJobs() > 0 || jobs.runningJobs() > 0) && System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+        assertThat(registry.get("gosched.jobs.finished").tag("state", "succeeded").counter().count()).isEqualTo(ids.size());
+        assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
+    }
+
+    @Test
+    void aJobsSendOnAFullChannelShareWaitsForRoomAndLosesNothing() {
+        service(Map.of("gosched.api.limits.max-channel-bytes", "65536"));
+        channels.create("narrow", 1000);
+        String one = "v".repeat(1000);
+        String id = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'narrow','value':'" + one + "','times':200}]}}"), null)
+                .job().id();
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (channels.view(channels.get("narrow")).len() < 55 && System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+        JobView v = jobs.get(id);
+        assertThat(v.state()).as("blocked on the share, not failed").isEqualTo(JobState.RUNNING);
+        int len = channels.view(channels.get("narrow")).len();
+        assertThat(len).as("64 KiB of 1 KB values").isBetween(55, 64);
+        assertThat(channels.get("narrow").share().used()).isLessThanOrEqualTo(65536);
+        for (int i = 0; i < 200; i++) {
+            assertThat(channels.recv("narrow", Duration.ofSeconds(5)).block().value().asString()).isEqualTo(one);
+        }
+        await(id, JobState.SUCCEEDED);
+        assertThat(channels.get("narrow").share().used()).isZero();
+        // A job cancelled while it waits for room gives back what it charged.
+        String stuck = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'narrow','value':'" + one + "','times':200}]}}"), null)
+                .job().id();
+        while (channels.view(channels.get("narrow")).len() < 55) {
+            Thread.onSpinWait();
+        }
+        jobs.cancel(stuck);
+        await(stuck, JobState.CANCELLED);
+        long buffered = channels.view(channels.get("narrow")).len();
+        assertThat(channels.get("narrow").share().used()).as("only what is buffered").isEqualTo(buffered * (JsonSize.of(
+                JSON.getNodeFactory().stringNode(one)) + HeldValue.SIZE));
+        // And one cancelled while its charged value waits for a slot (the channel is full, its share is not).
+        channels.create("tight", 5);
+        String full = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'tight','value':'" + one + "','times':10}]}}"), null)
+                .job().id();
+        while (channels.view(channels.get("tight")).waitingSenders() < 1) {
+            Thread.onSpinWait();
+        }
+        jobs.cancel(full);
+        await(full, JobState.CANCELLED);
+        assertThat(channels.get("tight").share().used()).as("the withdrawn send gave its bytes back")
+                .isEqualTo(5 * (JsonSize.of(JSON.getNodeFactory().stringNode(one)) + HeldValue.SIZE));
+        channels.delete("narrow");
+        channels.delete("tight");
+        assertThat(budget.memory().held(Retained.CHANNELS)).as("DELETE returns the buffered values and the slots").isZero();
     }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelHome;
@@ -60,7 +61,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         ClusterNodes n = nodes.track(ClusterNodes.start(c));
         NatsChannelDirectory d = nodes.track(NatsChannelDirectory.start(c, n));
         ApiProperties api = new Binder(new MapConfigurationPropertySource(Map.of())).bindOrCreate("gosched.api", ApiProperties.class);
-        ChannelService channels = new ChannelService(api, new ApiMetrics(null));
+        ApiMetrics metrics = new ApiMetrics(null);
+        ChannelService channels = new ChannelService(api, metrics, ServiceBudget.of(api, metrics));
         d.serve(new ChannelServiceChannels(channels));
         return new Node(c, n, d, channels);
     }

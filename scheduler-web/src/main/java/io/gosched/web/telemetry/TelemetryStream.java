@@ -1,22 +1,35 @@
 package io.gosched.web.telemetry;
 
+import io.gosched.api.budget.OpenLimit;
+import io.gosched.api.budget.ServiceBudget;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The shared hot source behind {@code /api/v1/telemetry/stream}.
  *
  * <p>One ticker at {@code min-interval} reads stats (through {@link SchedStatsSource}, so a scrape
- * in the same few milliseconds shares the read) while at least one client listens, and stops when
- * the last leaves ({@code share()} reference-counts). Each client samples it at its own interval and
- * keeps only the latest snapshot when it reads slowly ({@code onBackpressureLatest}): a stalled
- * browser never queues snapshots nor slows the scheduler.
+ * in the same few milliseconds shares the read) and writes each snapshot as JSON once, while at
+ * least one client listens; it stops when the last leaves (reference-counted). Subscribers at the
+ * same interval share one sampler of it, so 5,000 streams at 100 ms cost one read, one JSON write
+ * and one timer per tick, plus the bytes each connection is sent. A newcomer gets the latest
+ * snapshot at once (the ticker replays it), then its interval's samples. A slow reader keeps only
+ * the latest ({@code onBackpressureLatest}): a stalled browser never queues snapshots nor slows
+ * the scheduler.
+ *
+ * <p>Open streams count against {@code gosched.api.admission.max-open-streams} together with the
+ * job event streams, and each is charged to the memory budget for its connection and buffers:
+ * beyond either bound a new stream is refused with 429.
  *
  * <p>Shutdown: an open SSE response counts as an in-flight request, so graceful shutdown would wait
  * the whole {@code timeout-per-shutdown-phase} for it. A {@link ContextClosedEvent} is published
@@ -25,36 +38,59 @@ import reactor.core.publisher.Sinks;
 @Component
 public class TelemetryStream implements ApplicationListener<ContextClosedEvent> {
 
-    private final TelemetryProperties.Stream properties;
-    private final Flux<TelemetrySnapshot> hot;
-    private final Sinks.Empty<Void> closed = Sinks.empty();
+    /** One snapshot as it goes on the wire: written as JSON once for every subscriber. */
+    record Frame(long seq, String json) {}
 
-    public TelemetryStream(SchedStatsSource source, TelemetryProperties properties) {
+    private final TelemetryProperties.Stream properties;
+    private final Flux<Frame> hot;
+    /** One sampler per interval asked for; at most one per millisecond between min- and max-interval. */
+    private final ConcurrentMap<Duration, Flux<Frame>> paced = new ConcurrentHashMap<>();
+    private final Flux<ServerSentEvent<String>> keepalive;
+    private final Sinks.Empty<Void> closed = Sinks.empty();
+    private final OpenLimit streams;
+
+    @Autowired
+    public TelemetryStream(SchedStatsSource source, TelemetryProperties properties, JsonMapper json, ServiceBudget budget) {
+        this(source, properties, json, budget.streams());
+    }
+
+    TelemetryStream(SchedStatsSource source, TelemetryProperties properties, JsonMapper json, OpenLimit streams) {
         this.properties = properties.stream();
+        this.streams = streams;
         AtomicLong seq = new AtomicLong();
         this.hot = Flux.interval(Duration.ZERO, this.properties.minInterval())
                 .onBackpressureDrop()
-                .map(tick -> TelemetrySnapshot.of(seq.incrementAndGet(), System.currentTimeMillis(), source.stats()))
+                .map(tick -> {
+                    TelemetrySnapshot s = TelemetrySnapshot.of(seq.incrementAndGet(), System.currentTimeMillis(), source.stats());
+                    return new Frame(s.seq(), json.writeValueAsString(s));
+                })
+                .replay(1)
+                .refCount();
+        this.keepalive = Flux.interval(this.properties.keepalive())
+                .onBackpressureDrop()
+                .map(i -> ServerSentEvent.<String>builder().comment("keepalive").build())
                 .share();
     }
 
     /**
-     * Can be called from any thread: a cold view of the hot source, one snapshot about every
-     * {@code interval} (the first at once), with keepalive comments; completes on context close.
+     * Can be called from any thread: one {@code snapshot} event at once, then one about every
+     * {@code interval}, with keepalive comments; the data is the snapshot's JSON. Completes on
+     * context close; refused (429) at subscription beyond the open-stream bound or the budget.
      */
-    public Flux<ServerSentEvent<TelemetrySnapshot>> events(Duration interval) {
-        Flux<ServerSentEvent<TelemetrySnapshot>> snapshots = hot
-                .publish(shared -> Flux.merge(shared.take(1), shared.sample(interval)))
-                .onBackpressureLatest()
-                .map(s -> ServerSentEvent.builder(s)
-                        .id(Long.toString(s.seq()))
-                        .event("snapshot")
-                        .retry(Duration.ofSeconds(2))
-                        .build());
-        Flux<ServerSentEvent<TelemetrySnapshot>> keepalive = Flux.interval(properties.keepalive())
-                .onBackpressureDrop()
-                .map(i -> ServerSentEvent.<TelemetrySnapshot>builder().comment("keepalive").build());
-        return Flux.merge(snapshots, keepalive).takeUntilOther(closed.asMono());
+    public Flux<ServerSentEvent<String>> events(Duration interval) {
+        Flux<Frame> sampled = paced.computeIfAbsent(interval, i -> hot.sample(i).publish().refCount());
+        return streams.guard(Flux.defer(() -> {
+            AtomicLong last = new AtomicLong();
+            Flux<ServerSentEvent<String>> snapshots = Flux.concat(hot.take(1), sampled)
+                    .filter(f -> f.seq() > last.getAndAccumulate(f.seq(), Math::max)) // the replayed one may come again
+                    .onBackpressureLatest()
+                    .map(f -> ServerSentEvent.builder(f.json())
+                            .id(Long.toString(f.seq()))
+                            .event("snapshot")
+                            .retry(Duration.ofSeconds(2))
+                            .build());
+            return Flux.merge(snapshots, keepalive).takeUntilOther(closed.asMono());
+        }));
     }
 
     /** Completes every open stream (and any opened later) so graceful shutdown is not stalled. */

@@ -27,7 +27,7 @@ public final class Dashboard {
 
     private static final Pattern METRIC = Pattern.compile("\\b([a-z_][a-z0-9_]*)\\s*(?:\\{|\\[|\\)|$)");
     private static final Set<String> PROMQL_WORDS = Set.of("sum", "by", "rate", "increase", "histogram_quantile",
-            "le", "kind", "state", "op", "outcome", "uri", "p", "avg", "max", "min", "count");
+            "le", "kind", "state", "op", "outcome", "uri", "p", "avg", "max", "min", "count", "budget", "reason");
 
     public final JsonNode json;
 

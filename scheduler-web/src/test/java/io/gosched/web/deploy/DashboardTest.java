@@ -35,7 +35,9 @@ class DashboardTest {
                 "gosched_sched_latencies_seconds_bucket", "gosched_runqueue_local_goroutines",
                 "gosched_runqueue_global_goroutines", "gosched_threads", "gosched_steals_total",
                 "gosched_preemptions_total", "gosched_jobs_finished_total", "gosched_jobs_duration_seconds_bucket",
-                "gosched_jobs_live", "gosched_sched_goroutines_runnable_goroutines", "gosched_channel_operations_total");
+                "gosched_jobs_live", "gosched_sched_goroutines_runnable_goroutines", "gosched_channel_operations_total",
+                "gosched_api_retained_bytes", "gosched_api_budget_max_bytes", "gosched_api_budget_refusals_total",
+                "gosched_jobs_evicted_total", "gosched_api_streams_open", "gosched_api_channel_calls_pending");
         JsonNode heatmap = dashboard.panels().stream().filter(p -> p.get("type").asString().equals("heatmap")).findFirst().orElseThrow();
         assertThat(heatmap.get("targets").get(0).get("format").asString()).isEqualTo("heatmap");
         assertThat(heatmap.get("targets").get(0).get("expr").asString()).contains("sum by (le)");
