@@ -158,11 +158,12 @@ class ClusterJobsTest {
         String queued = b.submit(Map.of("workload", Map.of("steps", List.of(Map.of("op", "sleep", "ms", 10))), "notBefore",
                 Instant.now().plusSeconds(25).toString()));
         String running = b.submit(ClusterNode.sleepJob(60_000));
-        b.await(running, "running", Duration.ofSeconds(20));
+        String runner = b.await(running, "running", Duration.ofSeconds(20)).path("node").asText();
 
-        // every process goes: the nodes (gracefully), then NATS by SIGKILL
-        a.close();
-        b.close();
+        // every process goes: the nodes (gracefully, the runner last so that nobody takes its job over), then NATS by SIGKILL
+        ClusterNode first = runner.equals("node-a") ? b : a;
+        first.close();
+        (first == a ? b : a).close();
         nodes.clear();
         nats.kill();
         nats.restart();
