@@ -416,7 +416,23 @@ final class ClusterJobs {
             release(lease);
             return;
         }
-        if (cur.isEmpty() || stale(cur.get().value(), t)) {
+        if (cur.isPresent() && orphanedRetry(cur.get().value(), t)) {
+            // the runner of ticket n died between its CAS to queued(n + 1) and the publish of n + 1:
+            // publish it now (deduplicated by message id if it did go out), then drop ticket n
+            JobRecord q = cur.get().value();
+            try {
+                queue.enqueue(t.next(q.status().queuedAt().plusMillis(parser.parse(q.spec().request(), q.spec().submittedAt())
+                        .retry().backoffBefore(q.status().attempt() + 1))));
+            } catch (BackendException e) {
+                release(lease);
+                return;
+            }
+            complete(lease);
+            return;
+        }
+        if (cur.isEmpty() || stale(cur.get().value(), t)
+                || cur.get().value().status().state() == JobState.RUNNING && lease.delivery() == 1) {
+            // a running record is taken over only from a lapsed lease; a first delivery of its ticket is a duplicate
             complete(lease);
             return;
         }
@@ -453,6 +469,13 @@ final class ClusterJobs {
             waitingForRoom.addLast(l);
         }
         startWaiting();
+    }
+
+    /** True if the record was requeued from this ticket as the next one (an automatic retry). */
+    private static boolean orphanedRetry(JobRecord r, JobTicket t) {
+        JobRecord.Status s = r.status();
+        // a manual retry publishes its ticket before its CAS and resets attemptBase to attempt: never orphaned
+        return s.state() == JobState.QUEUED && s.ticket() == t.number() + 1 && s.attempt() > s.attemptBase();
     }
 
     /** True if the ticket no longer stands for a runnable attempt of the record. */
@@ -607,8 +630,20 @@ final class ClusterJobs {
         }
         JobRecord.Status s = u.current().value().status();
         if (s.state() == JobState.QUEUED) {
+            // The record names ticket n + 1 now: publish it until it is in (a retry is deduplicated by
+            // message id). A crash before that is repaired by whoever gets ticket n again (orphanedRetry).
             Instant due = now.plusMillis(l.spec.retry().backoffBefore(s.attempt() + 1));
-            queue.enqueue(l.lease.ticket().next(due));
+            while (true) {
+                try {
+                    queue.enqueue(l.lease.ticket().next(due));
+                    break;
+                } catch (BackendException unreachable) {
+                    if (!open) {
+                        throw unreachable;
+                    }
+                    sleep(RETRY_WRITE);
+                }
+            }
         } else {
             Instant started = s.startedAt();
             metrics.jobFinished(s.state().json(), started == null ? Duration.ZERO : Duration.between(started, now));
