@@ -156,6 +156,27 @@ class ClusterJobsTest {
     }
 
     @Test
+    void retriesKeepTheirAttemptsAcrossNodesAndTheFailureSaysWhy() throws Exception {
+        ClusterNode a = node("node-a");
+        ClusterNode b = node("node-b");
+        // closing a closed channel fails the step, on every attempt
+        String id = a.submit(Map.of("workload", Map.of("channels", List.of(Map.of("name", "c", "capacity", 1)),
+                "steps", List.of(Map.of("op", "close", "channel", "c"), Map.of("op", "close", "channel", "c"))),
+                "retry", Map.of("maxAttempts", 3, "backoffMs", 50)));
+        JsonNode failed = b.await(id, "failed", Duration.ofSeconds(30));
+        assertThat(failed.path("attempt").asInt()).as("three attempts in all, wherever each ran").isEqualTo(3);
+        assertThat(failed.path("error").path("reason").asText()).isEqualTo("step");
+        assertThat(failed.path("error").path("pointer").asText()).isEqualTo("/workload/steps/1");
+        assertThat(failed.path("counters").path("stepsRun").asLong()).as("the attempts' work added up").isGreaterThanOrEqualTo(3);
+
+        JsonNode again = b.client.post().uri("/api/v1/jobs/{id}/retry", id).exchange().expectStatus().isAccepted()
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(again.path("state").asText()).isIn("queued", "running", "failed");
+        JsonNode refailed = a.await(id, "failed", Duration.ofSeconds(30));
+        assertThat(refailed.path("attempt").asInt()).as("a manual retry brings a fresh budget of three").isEqualTo(6);
+    }
+
+    @Test
     void aFullRestartKeepsQueuedAndFinishedJobs() throws Exception {
         ClusterNode a = node("node-a");
         ClusterNode b = node("node-b");
