@@ -154,6 +154,10 @@ public class MemoryFlood {
         String literal = "j".repeat(jobKb * 1000);
         List<String> jobIds = Collections.synchronizedList(new ArrayList<>());
         List<String> spawnerIds = Collections.synchronizedList(new ArrayList<>());
+        // A spawner ends at its timeout (the API's longest, 5 min); a flood slower than that (a loaded
+        // machine) then finds it finished, and the budget may have evicted it under pressure, as it may
+        // any finished job: that is not a lost job.
+        long spawnersEnd = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         parallel(pool, spawners, i -> {
             // Its goroutines wait on a channel nobody sends to: they hold their stacks until cancelled (or 5 min pass).
             Response r = post("/api/v1/jobs", "{\"name\":\"flood-spawner\",\"timeoutMs\":300000,\"workload\":{\"channels\":"
@@ -241,12 +245,17 @@ public class MemoryFlood {
             }
         });
         AtomicLong jobsMissing = new AtomicLong();
+        AtomicLong spawnersTimedOut = new AtomicLong();
+        boolean spawnersMayHaveEnded = System.nanoTime() > spawnersEnd;
+        Set<String> spawnerSet = Set.copyOf(spawnerIds);
         List<String> all = new ArrayList<>(jobIds);
         all.addAll(spawnerIds);
         parallel(pool, all.size(), i -> { // all read first: cancelling makes finished jobs, which retention may then drop
             String id = all.get(i);
             Response g = get("/api/v1/jobs/" + id);
-            if (g.status != 200) {
+            if (g.status == 404 && spawnersMayHaveEnded && spawnerSet.contains(id)) {
+                spawnersTimedOut.incrementAndGet();
+            } else if (g.status != 200) {
                 jobsMissing.incrementAndGet();
                 failures.add("job " + id + ": " + g);
             }
@@ -257,8 +266,10 @@ public class MemoryFlood {
                 classify(d, "cancel");
             }
         });
-        System.out.printf("5. received %d of %d accepted values (%d lost, %d unknown); %d of %d accepted jobs readable%n",
-                received.get(), valuesAccepted, lost.get(), extra.get(), all.size() - jobsMissing.get(), all.size());
+        System.out.printf("5. received %d of %d accepted values (%d lost, %d unknown); %d of %d accepted jobs readable"
+                        + " (%d spawners finished at their 5 min timeout and were evicted, as finished jobs may be)%n",
+                received.get(), valuesAccepted, lost.get(), extra.get(), all.size() - jobsMissing.get() - spawnersTimedOut.get(),
+                all.size(), spawnersTimedOut.get());
 
         for (String n : names) {
             request("DELETE", "/api/v1/channels/" + n, null);

@@ -60,7 +60,8 @@ class ChannelController {
     @Operation(summary = "Create a channel: make(chan any, capacity)")
     @ApiResponse(responseCode = "201", description = "Created; its URL in Location", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "A channel of that name exists (channel-exists)")
-    @ApiResponse(responseCode = "429", description = "As many channels exist as gosched.api.channels.max-channels allows (overloaded)")
+    @ApiResponse(responseCode = "429", description = "As many channels exist as gosched.api.channels.max-channels allows (overloaded), "
+            + "or the memory budget has no room for its slots (memory-budget); Retry-After says when to try again")
     ResponseEntity<ChannelService.ChannelView> create(@Valid @RequestBody CreateChannel body) {
         if (body.capacityOrZero() > channels.maxCapacity()) {
             throw ApiProblem.invalid("/capacity", "must be between 0 and " + channels.maxCapacity() + ", was " + body.capacity());
@@ -85,6 +86,9 @@ class ChannelController {
     @Operation(summary = "Send a JSON value; sent=false (with a reason) means it was withdrawn and never will be delivered")
     @ApiResponse(responseCode = "200", description = "Sent, or withdrawn (timeout, shutdown)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "The channel is closed (channel-closed)")
+    @ApiResponse(responseCode = "429", description = "The channel's share (gosched.api.limits.max-channel-bytes) or the memory "
+            + "budget (gosched.api.limits.max-retained-bytes) has no room for the value (memory-budget), or "
+            + "gosched.api.admission.max-pending-channel-calls calls are open (too-many-open); Retry-After says when to try again")
     Mono<ChannelService.SendResult> send(@PathVariable String name, @RequestBody SendRequest body) {
         if (body.value() == null) {
             throw ApiProblem.invalid("/value", "is required (any JSON value, null included)");
@@ -94,6 +98,10 @@ class ChannelController {
 
     @PostMapping("/{name}/recv")
     @Operation(summary = "Receive one value: received=false (with a reason) means nothing was taken")
+    @ApiResponse(responseCode = "200", description = "Received, or nothing taken (timeout, closed and drained, shutdown)",
+            useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-pending-channel-calls calls are open (too-many-open); "
+            + "never for want of memory budget, since a receive frees it; Retry-After says when to try again")
     Mono<ChannelService.RecvResult> recv(@PathVariable String name, @RequestBody(required = false) RecvRequest body) {
         return channels.recv(checked(name), timeout(body == null ? null : body.timeoutMs(), "/timeoutMs"));
     }

@@ -48,7 +48,8 @@ class JobController {
     @ApiResponse(responseCode = "202", description = "Accepted: the job, its URL in Location (Idempotent-Replayed: true when "
             + "an earlier submission with the same Idempotency-Key and body is answered again)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "The Idempotency-Key was used with another body (idempotency-conflict)")
-    @ApiResponse(responseCode = "429", description = "The queue is full (overloaded); Retry-After says when to try again")
+    @ApiResponse(responseCode = "429", description = "The queue is full (overloaded), or the memory budget "
+            + "(gosched.api.limits.max-retained-bytes) has no room for the job (memory-budget); Retry-After says when to try again")
     ResponseEntity<JobView> submit(@RequestBody JsonNode body,
             @RequestHeader(name = IDEMPOTENCY_KEY, required = false) String idempotencyKey) {
         JobService.Submitted s = jobs.submit(body, idempotencyKey);
@@ -117,13 +118,17 @@ class JobController {
     @ApiResponse(responseCode = "202", description = "Queued again with a fresh attempt budget", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Not failed, cancelled or timed out (job-not-retryable), or changing state (job-busy)")
     @ApiResponse(responseCode = "422", description = "A shared channel the workload uses no longer exists (invalid-request)")
-    @ApiResponse(responseCode = "429", description = "The queue is full (overloaded); Retry-After says when to try again")
+    @ApiResponse(responseCode = "429", description = "The queue is full (overloaded), or the memory budget "
+            + "(gosched.api.limits.max-retained-bytes) has no room for the job (memory-budget); Retry-After says when to try again")
     ResponseEntity<JobView> retry(@PathVariable String id) {
         return ResponseEntity.status(HttpStatus.ACCEPTED).location(URI.create("/api/v1/jobs/" + id)).body(jobs.retry(id));
     }
 
     @GetMapping(path = "/{id}/events", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
     @Operation(summary = "Server-sent events: 'state' on every state change, 'progress' as counters move; ends when final")
+    @ApiResponse(responseCode = "200", description = "The event stream", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-open-streams SSE streams are open (too-many-open); "
+            + "Retry-After says when to try again")
     Flux<ServerSentEvent<JobView>> events(@PathVariable String id) {
         return jobs.events(id);
     }

@@ -191,7 +191,8 @@ public final class AccessRules {
 
         r.add(rule(Access.scope(ApiScope.JOBS_READ), Access.scope(ApiScope.JOBS_WRITE), "/api/v1/jobs/**", "/api/v1/workloads/**"));
         r.add(rule(Access.scope(ApiScope.CHANNELS_READ), Access.scope(ApiScope.CHANNELS_WRITE), "/api/v1/channels/**"));
-        r.add(rule(stats, Access.scope(ApiScope.SCHEDULER_ADMIN), "/api/v1/scheduler", "/api/v1/telemetry/**"));
+        // The memory budget's use is a statistic like the others: any client may see how full it is.
+        r.add(rule(stats, Access.scope(ApiScope.SCHEDULER_ADMIN), "/api/v1/scheduler", "/api/v1/telemetry/**", "/api/v1/limits"));
         r.add(rule(Access.scope(ApiScope.SCHEDULER_ADMIN), Access.scope(ApiScope.SCHEDULER_ADMIN),
                 "/api/v1/scheduler/**", "/api/v1/trace/**", "/api/v1/debug/**"));
         r.add(new Rule(parse("/api/**"), Access.scope(ApiScope.SCHEDULER_ADMIN), Access.scope(ApiScope.SCHEDULER_ADMIN), true));

@@ -3,6 +3,7 @@ package io.gosched.cluster.channel;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
+import io.gosched.api.budget.HeldValue;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelOutcome;
@@ -29,11 +30,34 @@ public final class ChannelServiceChannels implements LocalChannels {
         return ch;
     }
 
+    /**
+     * A forwarded send travels as an HTTP send does: a {@link HeldValue} charged to the channel's
+     * share of the memory budget (429 when it does not fit), settled by whatever ends the send.
+     */
     @Override
     public CompletableFuture<Void> send(String name, JsonNode value) {
-        return chan(name).sendAsync(value);
+        ChannelService.NamedChannel nc;
+        try {
+            nc = channels.get(name);
+        } catch (ApiProblem notFound) {
+            throw new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
+        }
+        HeldValue held = HeldValue.offer(nc.share(), value);
+        CompletableFuture<Void> f = nc.chan().sendAsync(held);
+        f.whenComplete((v, e) -> {
+            if (e == null) {
+                held.buffered();
+            } else {
+                held.withdraw();
+            }
+        });
+        return f;
     }
 
+    /**
+     * The channel's own future, so that cancelling it withdraws the receive (a derived future
+     * would not); its value may be a {@link HeldValue}: the caller takes it with {@link HeldValue#take(Object)}.
+     */
     @Override
     public CompletableFuture<Received<Object>> recv(String name) {
         return chan(name).recvAsync();
@@ -61,6 +85,8 @@ public final class ChannelServiceChannels implements LocalChannels {
         if (ch == null) {
             return false;
         }
+        // Bare, as a job's value: uncharged until taken (HeldValue.take accepts both), so a value
+        // that must not be lost is never refused for want of budget.
         CompletableFuture<Void> f = ch.sendAsync(value);
         return !f.isCompletedExceptionally();
     }

@@ -292,7 +292,7 @@ final class HomeServer implements AutoCloseable {
                 p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN), null);
                 return;
             }
-            JsonNode v = r.ok() ? (JsonNode) r.value() : null;
+            JsonNode v = r.ok() ? io.gosched.api.budget.HeldValue.take(r.value()) : null; // gives a held value's bytes back
             p.settle(Forwarded.Reply.of(new ChannelOutcome.Recv(true, v, r.ok(), null)), r.ok() ? v : null);
         });
     }

@@ -2,6 +2,7 @@ package io.gosched.web.telemetry;
 
 import io.gosched.web.BadParameterProblem;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import java.net.URI;
 import java.time.Duration;
@@ -37,6 +38,9 @@ class TelemetryController {
      */
     @GetMapping(path = "/api/v1/telemetry/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
     @Operation(summary = "Server-sent events: a snapshot of Ps, queues and Ms at once, then one every intervalMs")
+    @ApiResponse(responseCode = "200", description = "The snapshot stream", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-open-streams SSE streams are open (too-many-open); "
+            + "Retry-After says when to try again")
     Flux<ServerSentEvent<String>> stream(@RequestParam(required = false) String intervalMs) {
         return stream.events(interval(intervalMs));
     }
