@@ -450,7 +450,15 @@ final class ClusterJobs {
             return;
         }
         Instant now = clock.instant();
-        JobStore.Update u = store.update(t.jobId(), x -> stale(x, t) ? null : x.withStatus(x.status().claimed(node.id(), now)));
+        JobStore.Update u;
+        try {
+            u = store.update(t.jobId(), x -> stale(x, t) ? null : x.withStatus(x.status().claimed(node.id(), now)));
+        } catch (RuntimeException e) {
+            // NATS went away mid-claim: the CAS may have landed or not. Hand the ticket back; its next
+            // delivery (above 1) takes a record left running by this claim over, or claims a queued one.
+            release(lease);
+            return;
+        }
         if (!u.applied()) {
             complete(lease); // cancelled, or taken by another node, between the read and the CAS
             return;
