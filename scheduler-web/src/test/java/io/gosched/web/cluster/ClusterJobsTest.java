@@ -272,7 +272,11 @@ class ClusterJobsTest {
                 return null;
             });
         }
-        Thread.sleep(1_500);
+        long warm = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (accepted.size() < 5 && System.nanoTime() - warm < 0) {
+            Thread.sleep(50); // the load is under way before NATS goes
+        }
+        assertThat(accepted).hasSizeGreaterThanOrEqualTo(5);
         nats.kill();
         Thread.sleep(3_000);
         // reads of what the node cannot reach are 503 too, never a hang or a 500
