@@ -3,6 +3,7 @@ package io.gosched.cluster;
 import java.time.Clock;
 
 import io.gosched.api.ApiProperties;
+import io.gosched.api.job.spi.JobNode;
 import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
@@ -98,12 +99,27 @@ public class GoschedClusterAutoConfiguration {
         return NatsChannelDirectory.start(conn, nodes);
     }
 
-    /** Says at start-up what this node is, and what of cluster mode it uses so far. */
+    /** This node as the job service sees it: its id, and whether it leads (runs retention). */
+    @Bean
+    public JobNode goschedJobNode(ClusterConnection conn, ClusterNodes nodes) {
+        return new JobNode() {
+            @Override
+            public String id() {
+                return conn.nodeId();
+            }
+
+            @Override
+            public boolean isLeader() {
+                return nodes.isLeader();
+            }
+        };
+    }
+
+    /** Says at start-up what this node is and where its jobs live. */
     @Bean
     public SmartInitializingSingleton goschedClusterStartupReport(ClusterConnection conn) {
-        return () -> log.warn("cluster mode: node " + conn.nodeId() + " has its job queue, job store and channel directory on NATS "
-                + conn.properties().nats().url() + ", but the job and channel services of this build do not use them yet:"
-                + " jobs and channels still live in this node's memory");
+        return () -> log.info("cluster mode: node " + conn.nodeId() + " queues, stores and runs jobs on NATS "
+                + conn.properties().nats().url());
     }
 
     /** The health component {@code nats}: DOWN while the node is cut off from NATS (it reconnects by itself). */

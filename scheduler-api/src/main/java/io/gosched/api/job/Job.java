@@ -35,6 +35,8 @@ final class Job {
     /** Counters of finished attempts, added up (the current attempt's are read from {@link #run}). */
     private long spawned, sent, received, steps;
     private Run.Failure error;
+    /** Why {@link #error} happened: a {@code JobRecord.Failure} reason. */
+    private String errorReason;
     private JsonNode lastReceived;
     /** The pending notBefore or back-off timer, stopped on cancel. */
     private Timer delay;
@@ -152,7 +154,8 @@ final class Job {
     }
 
     /** Folds the finished attempt's counters and outcome into the job. Called by the run's goroutine. */
-    synchronized void record(Run r) {
+    synchronized void record(Run r, boolean timedOut) {
+        errorReason = timedOut ? io.gosched.api.job.spi.JobRecord.Failure.TIMEOUT : io.gosched.api.job.spi.JobRecord.Failure.STEP;
         spawned += r.goroutinesSpawned();
         sent += r.messagesSent();
         received += r.messagesReceived();
@@ -167,6 +170,7 @@ final class Job {
     /** Records why an attempt ended before it had a run (the runtime refused its goroutine). */
     synchronized void fail(Run.Failure f) {
         error = f;
+        errorReason = io.gosched.api.job.spi.JobRecord.Failure.REFUSED;
     }
 
     /** The last value a recv step took, over all attempts: the result once succeeded. */
@@ -190,6 +194,6 @@ final class Job {
         return new JobView(id, state, spec.name(), spec.template(), spec.priority(), attempt, spec.retry().maxAttempts(),
                 spec.timeoutMs(), submittedAt, spec.notBefore(), queuedAt, startedAt, finishedAt, durationMs,
                 new JobView.Counters(sp, se, re, st, r == null ? 0 : r.liveGoroutines()), spec.workload().goroutines(),
-                result, error == null ? null : new JobView.Error(error.pointer(), error.detail()));
+                null, result, error == null ? null : new JobView.Error(errorReason, error.pointer(), error.detail()));
     }
 }

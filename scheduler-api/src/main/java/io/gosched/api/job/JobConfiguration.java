@@ -10,7 +10,16 @@ import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
 
+import io.gosched.api.channel.spi.ChannelDirectory;
+import io.gosched.api.job.spi.JobNode;
+import io.gosched.api.job.spi.JobQueue;
+import io.gosched.api.job.spi.JobStore;
+
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.web.reactive.config.BlockingExecutionConfigurer;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
@@ -21,7 +30,39 @@ public class JobConfiguration {
 
     @Bean
     public JobService jobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
-            WorkloadParser parser, WorkloadTemplates templates, ServiceBudget budget) {
-        return new JobService(runtime, channels, properties, metrics, parser, templates, Clock.systemUTC(), budget);
+            WorkloadParser parser, WorkloadTemplates templates, ServiceBudget budget, ObjectProvider<JobQueue> queue,
+            ObjectProvider<JobStore> store, ObjectProvider<JobNode> node, ObjectProvider<ChannelDirectory> directory) {
+        JobQueue q = queue.getIfAvailable();
+        JobStore st = store.getIfAvailable();
+        JobNode n = node.getIfAvailable();
+        JobService.Ports ports = null;
+        if (q != null || st != null || n != null) {
+            if (q == null || st == null || n == null) {
+                throw new IllegalStateException("a shared job queue, job store and node come together: found queue " + q + ", store " + st
+                        + ", node " + n);
+            }
+            ports = new JobService.Ports(q, st, n, directory.getIfAvailable());
+        }
+        return new JobService(runtime, channels, properties, metrics, parser, templates, Clock.systemUTC(), budget, ports);
+    }
+
+    /**
+     * Cluster mode: the job endpoints call the store and the queue over the network, so they run on
+     * virtual threads instead of Netty's event loop (the SSE endpoint returns a Flux and stays where it is).
+     */
+    @Bean
+    public WebFluxConfigurer goschedJobBlockingExecution(ObjectProvider<JobQueue> queue) {
+        return new WebFluxConfigurer() {
+            @Override
+            public void configureBlockingExecution(BlockingExecutionConfigurer configurer) {
+                if (queue.getIfAvailable() == null) {
+                    return;
+                }
+                SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("gosched-jobs-http-");
+                executor.setVirtualThreads(true);
+                configurer.setExecutor(executor);
+                configurer.setControllerMethodPredicate(m -> m.getBeanType() == JobController.class);
+            }
+        };
     }
 }

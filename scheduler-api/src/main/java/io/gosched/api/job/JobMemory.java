@@ -107,9 +107,25 @@ public final class JobMemory {
      * has no room for it now.
      */
     public Charge admit(JobSpec spec, String idempotencyKey, String pointer) {
+        checkShare(spec, pointer);
         long request = requestBytes(spec);
         long run = runBytes(spec.workload());
         long key = idempotencyKey == null ? 0 : MAP_NODE + JsonSize.string(idempotencyKey) + L.string(64, true);
+        budget.charge(Retained.QUEUED_JOBS, request);
+        if (key > 0 && !budget.tryCharge(Retained.IDEMPOTENCY_KEYS, key)) {
+            budget.release(Retained.QUEUED_JOBS, request);
+            throw budget.refusal(Retained.IDEMPOTENCY_KEYS, key);
+        }
+        return new Charge(request, run, key);
+    }
+
+    /**
+     * 422 when the job alone needs more than one job's share of the budget; charges nothing. What
+     * a cluster node checks at submission, where the job will be held by whichever node runs it.
+     */
+    public void checkShare(JobSpec spec, String pointer) {
+        long request = requestBytes(spec);
+        long run = runBytes(spec.workload());
         if (request + run > maxJobBytes) {
             budget.refused(MemoryBudget.MAX_JOB_BYTES);
             throw ApiProblem.invalid(pointer, "would hold about " + (request + run) + " bytes (request " + request
@@ -117,12 +133,22 @@ public final class JobMemory {
                     + " goroutines), more than one job's share of the memory budget, " + maxJobBytes + " bytes ("
                     + MemoryBudget.MAX_JOB_BYTES + ")");
         }
-        budget.charge(Retained.QUEUED_JOBS, request);
-        if (key > 0 && !budget.tryCharge(Retained.IDEMPOTENCY_KEYS, key)) {
-            budget.release(Retained.QUEUED_JOBS, request);
-            throw budget.refusal(Retained.IDEMPOTENCY_KEYS, key);
-        }
-        return new Charge(request, run, key);
+    }
+
+    /**
+     * Cluster mode: a job this node claimed from the shared queue now lives here; its request is
+     * charged as queued until it starts. Never refused: the claim already happened, and what the
+     * node pulls is bounded by its running slots.
+     */
+    public Charge admitClaimed(JobSpec spec) {
+        long request = requestBytes(spec);
+        budget.force(Retained.QUEUED_JOBS, request);
+        return new Charge(request, runBytes(spec.workload()), 0);
+    }
+
+    /** Cluster mode: a claimed job handed back before it started (shutdown); whatever it holds goes back. */
+    public void abandonClaimed(Charge c) {
+        abandon(c);
     }
 
     /** The job was never accepted after all (the queue was full, or it lost an Idempotency-Key race). */

@@ -25,7 +25,11 @@ import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.ByteShare;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
+import io.gosched.api.channel.spi.ChannelDirectory;
 import io.gosched.api.error.ApiProblem;
+import io.gosched.api.job.spi.JobNode;
+import io.gosched.api.job.spi.JobQueue;
+import io.gosched.api.job.spi.JobStore;
 import io.gosched.api.workload.Interpreter;
 import io.gosched.api.workload.Run;
 import io.gosched.api.workload.Violation;
@@ -115,9 +119,22 @@ public final class JobService {
 
     private volatile boolean shuttingDown;
     private final Sinks.Empty<Void> shutdown = Sinks.empty();
+    /** Cluster mode: the protocol over the shared queue and store; null in embedded mode. */
+    private final ClusterJobs cluster;
 
     public JobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
             WorkloadParser workloads, WorkloadTemplates templates, Clock clock, ServiceBudget budget) {
+        this(runtime, channels, properties, metrics, workloads, templates, clock, budget, null);
+    }
+
+    /**
+     * The ports a cluster provides: jobs are queued and stored there, and this node runs what it
+     * pulls. Null: embedded mode, everything in this node's memory.
+     */
+    public record Ports(JobQueue queue, JobStore store, JobNode node, ChannelDirectory directory) {}
+
+    public JobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
+            WorkloadParser workloads, WorkloadTemplates templates, Clock clock, ServiceBudget budget, Ports ports) {
         this.runtime = runtime;
         this.channels = channels;
         this.properties = properties;
@@ -129,8 +146,15 @@ public final class JobService {
         for (int i = 0; i < levels.length; i++) {
             levels[i] = new ArrayDeque<>();
         }
-        metrics.gauges(this::runningJobs, waiting::get, channels::size);
-        budget.memory().addReclaimer(this::evictUnderPressure);
+        if (ports != null) {
+            this.cluster = new ClusterJobs(runtime, channels, ports.directory(), properties, metrics, parser, clock, memory, ports.queue(),
+                    ports.store(), ports.node(), shutdown);
+            metrics.gauges(this::runningJobs, cluster::waiting, channels::size);
+        } else {
+            this.cluster = null;
+            metrics.gauges(this::runningJobs, waiting::get, channels::size);
+            budget.memory().addReclaimer(this::evictUnderPressure);
+        }
     }
 
     /** The outcome of a submission: the job, and whether it was an Idempotency-Key replay. */
@@ -155,6 +179,11 @@ public final class JobService {
                 throw ApiProblem.invalid("", "the Idempotency-Key header must be 1 to 255 printable ASCII characters");
             }
             hash = sha256(body.toString());
+        }
+        if (cluster != null) {
+            return cluster.submit(body, idempotencyKey, hash);
+        }
+        if (idempotencyKey != null) {
             Job prior = byIdempotencyKey.get(idempotencyKey);
             if (prior != null) {
                 return replay(prior, hash, idempotencyKey);
@@ -393,7 +422,7 @@ public final class JobService {
             run.fail(new Run.Failure("", "the job ran past its timeout of " + job.spec.timeoutMs() + " ms"));
         }
         run.context().cancel(); // releases the deadline timer
-        job.record(run);
+        job.record(run, outcome == JobState.TIMED_OUT);
         endAttempt();
         Instant now = clock.instant();
         boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && !shuttingDown && job.attemptsLeft();
@@ -420,11 +449,17 @@ public final class JobService {
     // ---------------------------------------------------------------- reads
 
     public JobView get(String id) {
+        if (cluster != null) {
+            return cluster.get(id);
+        }
         evict(clock.instant()); // an expired job is gone even if nothing else happened since
         return find(id).view();
     }
 
     public Page list(JobState state, int page, int size) {
+        if (cluster != null) {
+            return cluster.list(state, page, size);
+        }
         evict(clock.instant());
         List<JobView> all = jobs.values().stream().map(Job::view).filter(v -> state == null || v.state() == state)
                 .sorted(Comparator.comparing(JobView::submittedAt).reversed().thenComparing(JobView::id)).toList();
@@ -434,7 +469,7 @@ public final class JobService {
 
     /** Jobs held in memory now, finished ones included: what retention bounds. */
     public int size() {
-        return jobs.size();
+        return cluster != null ? cluster.size() : jobs.size();
     }
 
     public int idempotencyKeys() {
@@ -442,13 +477,16 @@ public final class JobService {
     }
 
     public int runningJobs() {
+        if (cluster != null) {
+            return cluster.runningHere();
+        }
         synchronized (queueLock) {
             return live;
         }
     }
 
     public int waitingJobs() {
-        return waiting.get();
+        return cluster != null ? (int) Math.min(Integer.MAX_VALUE, cluster.waiting()) : waiting.get();
     }
 
     /**
@@ -458,6 +496,9 @@ public final class JobService {
      * {@code max-open-streams}: 429 beyond it.
      */
     public Flux<ServerSentEvent<JobView>> events(String id) {
+        if (cluster != null) {
+            return budget.streams().guard(Flux.defer(() -> cluster.events(id)));
+        }
         Job job = find(id);
         return budget.streams().guard(Flux.defer(() -> {
             AtomicReference<JobView> last = new AtomicReference<>();
@@ -487,6 +528,9 @@ public final class JobService {
 
     /** DELETE: a queued job is cancelled at once; a running one is asked through its context. 409 if final. */
     public Cancelled cancel(String id) {
+        if (cluster != null) {
+            return cluster.cancel(id);
+        }
         Job job = find(id);
         Instant now = clock.instant();
         if (job.transition(JobState.QUEUED, JobState.CANCELLED, now)) {
@@ -514,6 +558,9 @@ public final class JobService {
     public JobView retry(String id) {
         if (shuttingDown) {
             throw ApiProblem.shuttingDown();
+        }
+        if (cluster != null) {
+            return cluster.retry(id);
         }
         Job job = find(id);
         JobState s = job.state();
@@ -551,6 +598,14 @@ public final class JobService {
      */
     public boolean cancelAll(Duration grace) throws InterruptedException {
         beginShutdown();
+        if (cluster != null) {
+            // Cluster mode: the jobs are not cancelled, they move. Their leases go back to the queue.
+            try {
+                return cluster.handBack(grace);
+            } finally {
+                cluster.close();
+            }
+        }
         for (Job job : jobs.values()) {
             JobState s = job.state();
             if (s == JobState.QUEUED || s == JobState.RUNNING) {

@@ -9,13 +9,15 @@ import tools.jackson.databind.JsonNode;
  * A job as GET /api/v1/jobs/{id} shows it: a consistent snapshot.
  *
  * @param maxGoroutines  what admission control reserved for one attempt
+ * @param node           cluster mode: the node running the job now, or the one that ran it last; absent before
+ *                       its first start and in embedded mode
  * @param result         only when succeeded: the last value a recv step took (null if none)
  * @param error          only when failed: the failing step's JSON pointer and why
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
         long timeoutMs, Instant submittedAt, Instant notBefore, Instant queuedAt, Instant startedAt, Instant finishedAt,
-        Long durationMs, Counters counters, long maxGoroutines, Result result, Error error) {
+        Long durationMs, Counters counters, long maxGoroutines, String node, Result result, Error error) {
 
     /** Work done so far, all attempts added up; {@code liveGoroutines} is the current attempt's. */
     public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
@@ -23,6 +25,13 @@ public record JobView(String id, JobState state, String name, String template, i
     /** The result of a succeeded job. */
     public record Result(@JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lastReceived) {}
 
-    /** Why a job failed: the step by JSON pointer into the workload, and the reason. */
-    public record Error(String pointer, String detail) {}
+    /**
+     * Why a job failed.
+     *
+     * @param reason   {@code step} (a step failed; pointer names it), {@code timeout}, {@code refused} (the
+     *                 runtime would not start it) or {@code lost} (cluster mode: every node that took it died)
+     * @param pointer  the failing step's JSON pointer into the workload, "" for the job as a whole
+     * @param detail   what happened, for people
+     */
+    public record Error(String reason, String pointer, String detail) {}
 }

@@ -80,7 +80,8 @@ final class NatsJobLease implements JobLease {
     }
 
     /** Stops renewals without telling the server: what a node's death looks like to it. */
-    void abandon() {
+    @Override
+    public void abandon() {
         if (open.compareAndSet(true, false)) {
             renewer.remove(this);
         }

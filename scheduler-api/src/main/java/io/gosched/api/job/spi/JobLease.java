@@ -39,6 +39,14 @@ public interface JobLease {
      */
     void release(Duration delay);
 
-    /** True until {@link #complete()} or {@link #release} was called. */
+    /** True until {@link #complete()}, {@link #release} or {@link #abandon()} was called. */
     boolean isOpen();
+
+    /**
+     * Stops keeping the lease alive without telling the queue, as a process that died would: the
+     * ticket comes back after the ack wait. For a runner that learned another node took its job
+     * over (its record names a newer attempt): acking or releasing would touch the successor's
+     * delivery. Idempotent.
+     */
+    void abandon();
 }
