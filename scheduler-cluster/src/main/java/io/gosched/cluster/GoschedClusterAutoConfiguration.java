@@ -3,6 +3,7 @@ package io.gosched.cluster;
 import java.time.Clock;
 
 import io.gosched.api.ApiProperties;
+import io.gosched.cluster.channel.ClusterChannelConfiguration;
 import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
@@ -22,6 +23,7 @@ import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
@@ -38,6 +40,7 @@ import org.springframework.util.StringUtils;
 @AutoConfiguration(beforeName = "io.gosched.api.GoschedApiAutoConfiguration")
 @Conditional(GoschedClusterAutoConfiguration.OnNatsUrl.class)
 @EnableConfigurationProperties(ClusterProperties.class)
+@Import(ClusterChannelConfiguration.class)
 public class GoschedClusterAutoConfiguration {
 
     /**
@@ -102,8 +105,8 @@ public class GoschedClusterAutoConfiguration {
     @Bean
     public SmartInitializingSingleton goschedClusterStartupReport(ClusterConnection conn) {
         return () -> log.warn("cluster mode: node " + conn.nodeId() + " has its job queue, job store and channel directory on NATS "
-                + conn.properties().nats().url() + ", but the job and channel services of this build do not use them yet:"
-                + " jobs and channels still live in this node's memory");
+                + conn.properties().nats().url() + "; its named channels are shared with the other nodes, but the job service of"
+                + " this build does not use the queue and store yet: jobs still live in this node's memory");
     }
 
     /** The health component {@code nats}: DOWN while the node is cut off from NATS (it reconnects by itself). */

@@ -321,6 +321,36 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
         });
     }
 
+    @Override
+    public Mono<Void> delete(ChannelHome home) {
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.DELETE, null, null);
+        return call(home, req, Duration.ZERO).doOnNext(r -> check(home, r)).then();
+    }
+
+    @Override
+    public Mono<List<ChannelOutcome.State>> states(String node, String incarnation) {
+        ChannelHome any = new ChannelHome("*", node, incarnation, 0, Instant.EPOCH);
+        return page(any, null, new java.util.ArrayList<>());
+    }
+
+    /** One page after another, each a request of its own, until the home says there are no more. */
+    private Mono<List<ChannelOutcome.State>> page(ChannelHome any, String after, List<ChannelOutcome.State> into) {
+        return call(any, Forwarded.Request.list(any.incarnation(), after), Duration.ZERO).flatMap(r -> {
+            check(any, r);
+            List<ChannelOutcome.State> got = r.states() == null ? List.of() : r.states();
+            into.addAll(got);
+            if (Boolean.TRUE.equals(r.more()) && !got.isEmpty()) {
+                return page(any, got.getLast().name(), into);
+            }
+            return Mono.just(into);
+        });
+    }
+
+    @Override
+    public void checkReachable() {
+        conn.check();
+    }
+
     /** Turns a reply that is not "ok" into the exception the port promises. */
     private void check(ChannelHome home, Forwarded.Reply r) {
         String n = home.name();
@@ -330,6 +360,9 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
             case Forwarded.NOT_FOUND -> throw new ChannelException(ChannelException.Kind.NOT_FOUND, n, "channel '" + n + "' does not exist");
             case Forwarded.CLOSED -> throw new ChannelException(ChannelException.Kind.CLOSED, n, "channel '" + n + "' is closed");
             case Forwarded.LOST -> throw lost(home);
+            case Forwarded.FULL -> throw io.gosched.api.error.ApiProblem.budgetFull("node " + home.node() + ", home of channel '" + n
+                    + "': " + (r.reason() == null ? "its memory budget has no room for the value" : r.reason()), java.time.Duration.ofSeconds(1))
+                    .with("channel", n).with("node", home.node());
             case Forwarded.BUSY -> throw conn.unavailable("the home node " + home.node() + " of channel '" + n
                     + "' holds too many forwarded operations", null);
             default -> throw conn.unavailable("the outcome of the operation on channel '" + n + "' is unknown", null);
