@@ -211,9 +211,19 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
         }
     }
 
+    /**
+     * From this node's index (the bucket's watch) when it knows the name, so that a busy channel
+     * does not cost a JetStream request per operation; else a KV read, which sees a channel made
+     * on another node a moment ago that the watch has not delivered yet. An index entry is at
+     * most the watch's delay old: a channel deleted meanwhile is answered not found by its home.
+     */
     @Override
     public Optional<ChannelHome> home(String name) {
         conn.check();
+        ChannelHome known = index.get(name);
+        if (known != null) {
+            return Optional.of(known);
+        }
         try {
             KeyValueEntry e = kv.get(ClusterLayout.channelKey(name));
             if (e == null || e.getOperation() != KeyValueOperation.PUT || e.getValue() == null) {
@@ -237,16 +247,33 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     private final Map<String, Liveness> liveness = new ConcurrentHashMap<>();
 
-    /** {@link #isAlive} read at most once per heartbeat per node, however many operations wait on it. */
+    private final Map<String, Object> livenessLocks = new ConcurrentHashMap<>();
+
+    /**
+     * {@link #isAlive} read at most once per heartbeat per node, however many operations wait on
+     * it: the waiters of one node queue behind one read instead of each sending its own (under
+     * load a stampede of reads is what slows NATS down).
+     */
     private boolean isAliveCached(ChannelHome home) {
-        Liveness l = liveness.get(home.node());
-        long now = System.nanoTime();
-        if (l != null && l.incarnation().equals(home.incarnation()) && now - l.readAt() < conn.properties().heartbeat().toNanos()) {
+        Liveness l = freshLiveness(home);
+        if (l != null) {
             return l.alive();
         }
-        boolean alive = isAlive(home);
-        liveness.put(home.node(), new Liveness(home.incarnation(), alive, now));
-        return alive;
+        synchronized (livenessLocks.computeIfAbsent(home.node(), n -> new Object())) {
+            l = freshLiveness(home);
+            if (l != null) {
+                return l.alive();
+            }
+            boolean alive = isAlive(home);
+            liveness.put(home.node(), new Liveness(home.incarnation(), alive, System.nanoTime()));
+            return alive;
+        }
+    }
+
+    private Liveness freshLiveness(ChannelHome home) {
+        Liveness l = liveness.get(home.node());
+        return l != null && l.incarnation().equals(home.incarnation())
+                && System.nanoTime() - l.readAt() < conn.properties().heartbeat().toNanos() ? l : null;
     }
 
     @Override
@@ -399,8 +426,12 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
             if (wait.compareTo(ttl) <= 0) {
                 return reply;
             }
-            Mono<Forwarded.Reply> homeDied = Flux.interval(ttl, ttl)
-                    .concatMap(tick -> Mono.fromCallable(() -> isAliveCached(home)).subscribeOn(Schedulers.boundedElastic()))
+            // A tick that comes while the last read still runs is dropped (the interval must not
+            // overflow), and a read that fails (NATS slow or away) says nothing about the home:
+            // the operation waits on, to its reply or its deadline.
+            Mono<Forwarded.Reply> homeDied = Flux.interval(ttl, ttl).onBackpressureDrop()
+                    .concatMap(tick -> Mono.fromCallable(() -> isAliveCached(home)).subscribeOn(Schedulers.boundedElastic())
+                            .onErrorReturn(true), 1)
                     .filter(alive -> !alive).next().flatMap(dead -> Mono.error(lost(home)));
             return Mono.firstWithSignal(reply, homeDied);
         }).onErrorResume(e -> {
