@@ -79,7 +79,8 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     private final Duration margin;
     private final Map<String, ChannelHome> index = new ConcurrentHashMap<>();
     private final CountDownLatch indexLoaded = new CountDownLatch(1);
-    private final NatsKeyValueWatchSubscription indexFeed;
+    private volatile NatsKeyValueWatchSubscription indexFeed; // replaced on reconnection; guarded by this for writes
+    private volatile boolean closed;
     private HomeServer server;
 
     private NatsChannelDirectory(ClusterConnection conn, ClusterNodes nodes) throws IOException, JetStreamApiException, InterruptedException {
@@ -90,13 +91,27 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
                 .description("gosched named channels: name -> home node").maxHistoryPerKey(1).storageType(StorageType.File)
                 .replicas(conn.properties().replicas()).maxBucketSize(64L << 20).maximumValueSize(4096).build());
         this.kv = conn.keyValue(ClusterLayout.CHANNELS_BUCKET);
-        this.indexFeed = kv.watchAll(new KeyValueWatcher() {
+        this.indexFeed = watch(indexLoaded);
+        // The watch is an ephemeral consumer: a NATS server that restarted has forgotten it, and
+        // the index would silently stop following the bucket. Each reconnection starts a new one.
+        conn.onStateChange(state -> {
+            if (state == ClusterConnection.State.UP && !closed) {
+                Thread.ofPlatform().name("gosched-chan-rewatch").daemon(true).start(this::rewatch);
+            }
+        });
+    }
+
+    /** A watch of the whole bucket feeding the index; {@code loaded} counts down once it delivered what the bucket held. */
+    private NatsKeyValueWatchSubscription watch(CountDownLatch loaded) throws IOException, JetStreamApiException, InterruptedException {
+        java.util.Set<String> seen = ConcurrentHashMap.newKeySet();
+        return kv.watchAll(new KeyValueWatcher() {
             @Override
             public void watch(KeyValueEntry e) {
                 String name = ClusterLayout.channelName(e.getKey());
                 if (e.getOperation() == KeyValueOperation.PUT && e.getValue() != null) {
                     try {
                         index.put(name, Forwarded.home(e.getValue()));
+                        seen.add(name);
                     } catch (RuntimeException bad) {
                         log.warn("channel " + name + ": unreadable directory entry skipped");
                     }
@@ -107,9 +122,37 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
             @Override
             public void endOfData() {
-                indexLoaded.countDown();
+                if (loaded.getCount() > 0) {
+                    // what the index holds beyond the bucket was deleted while the watch was down
+                    index.keySet().removeIf(name -> !seen.contains(name) && !localNode().equals(index.get(name).node()));
+                    loaded.countDown();
+                }
             }
         });
+    }
+
+    /** Replaces the watch after a reconnection. Executed by one short-lived thread per reconnection. */
+    private synchronized void rewatch() {
+        try {
+            if (closed) {
+                return;
+            }
+            try {
+                indexFeed.unsubscribe();
+            } catch (RuntimeException gone) {
+                // the old subscription died with the server
+            }
+            CountDownLatch loaded = new CountDownLatch(1);
+            indexFeed = watch(loaded);
+            if (!loaded.await(60, TimeUnit.SECONDS)) {
+                log.warn("cluster mode: the channel directory did not reload within 60 s after reconnecting");
+            }
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            log.warn("cluster mode: cannot watch the channel directory again after reconnecting: " + e.getMessage()
+                    + "; lookups read NATS, the list may miss channels until the next reconnection");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Creates (or updates) the bucket and loads the directory. */
@@ -477,6 +520,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (server != null) {
             server.close();
         }

@@ -224,7 +224,8 @@ class ClusterChannelsTest {
         answeredSent.forEach((v, ok) -> (ok ? sent : withdrawn).add(v));
         List<Integer> twice = received.entrySet().stream().filter(e -> e.getValue().get() > 1).map(Map.Entry::getKey).toList();
         assertThat(twice).as("values received more than once").isEmpty();
-        assertThat(received.keySet()).as("values answered sent:false must never arrive").doesNotContainAnyElementsOf(withdrawn);
+        assertThat(received.keySet().stream().filter(withdrawn::contains).toList()).as("values answered sent:false must never arrive")
+                .isEmpty();
         assertThat(received.keySet()).as("values answered sent:true must arrive").containsAll(sent);
         assertThat(sent).as("with 30 s timeouts every send goes through").hasSize(values);
     }
