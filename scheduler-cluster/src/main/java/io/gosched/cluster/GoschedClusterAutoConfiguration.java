@@ -4,6 +4,7 @@ import java.time.Clock;
 
 import io.gosched.api.ApiProperties;
 import io.gosched.api.job.spi.JobNode;
+import io.gosched.cluster.channel.ClusterChannelConfiguration;
 import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
@@ -23,6 +24,7 @@ import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
@@ -39,6 +41,7 @@ import org.springframework.util.StringUtils;
 @AutoConfiguration(beforeName = "io.gosched.api.GoschedApiAutoConfiguration")
 @Conditional(GoschedClusterAutoConfiguration.OnNatsUrl.class)
 @EnableConfigurationProperties(ClusterProperties.class)
+@Import(ClusterChannelConfiguration.class)
 public class GoschedClusterAutoConfiguration {
 
     /**
@@ -118,7 +121,7 @@ public class GoschedClusterAutoConfiguration {
     /** Says at start-up what this node is and where its jobs live. */
     @Bean
     public SmartInitializingSingleton goschedClusterStartupReport(ClusterConnection conn) {
-        return () -> log.info("cluster mode: node " + conn.nodeId() + " queues, stores and runs jobs on NATS "
+        return () -> log.info("cluster mode: node " + conn.nodeId() + " queues, stores and runs jobs and shares its named channels on NATS "
                 + conn.properties().nats().url());
     }
 

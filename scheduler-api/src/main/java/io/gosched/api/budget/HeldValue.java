@@ -59,6 +59,16 @@ public final class HeldValue {
                 ? new HeldValue(value, bytes, share, BUFFERED) : null;
     }
 
+    /**
+     * A value that was already accepted coming back into a channel (a forwarded receive whose
+     * caller never got it): charged to {@code share} as a pending send, never refused.
+     */
+    public static HeldValue returned(ByteShare share, JsonNode value) {
+        long bytes = JsonSize.of(value) + SIZE;
+        share.force(Retained.PENDING_SENDS, bytes);
+        return new HeldValue(value, bytes, share, PENDING);
+    }
+
     public JsonNode value() {
         return value;
     }

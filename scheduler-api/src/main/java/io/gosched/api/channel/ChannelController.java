@@ -62,24 +62,26 @@ class ChannelController {
     @ApiResponse(responseCode = "409", description = "A channel of that name exists (channel-exists)")
     @ApiResponse(responseCode = "429", description = "As many channels exist as gosched.api.channels.max-channels allows (overloaded), "
             + "or the memory budget has no room for its slots (memory-budget); Retry-After says when to try again")
-    ResponseEntity<ChannelService.ChannelView> create(@Valid @RequestBody CreateChannel body) {
+    @ApiResponse(responseCode = "503", description = "Cluster mode: NATS cannot be reached (backend-unavailable, with Retry-After); nothing was made")
+    Mono<ResponseEntity<ChannelService.ChannelView>> create(@Valid @RequestBody CreateChannel body) {
         if (body.capacityOrZero() > channels.maxCapacity()) {
             throw ApiProblem.invalid("/capacity", "must be between 0 and " + channels.maxCapacity() + ", was " + body.capacity());
         }
-        ChannelService.NamedChannel ch = channels.create(body.name(), body.capacityOrZero());
-        return ResponseEntity.created(URI.create("/api/v1/channels/" + ch.name())).body(channels.view(ch));
+        return channels.open(body.name(), body.capacityOrZero())
+                .map(v -> ResponseEntity.created(URI.create("/api/v1/channels/" + v.name())).body(v));
     }
 
     @GetMapping
-    @Operation(summary = "List channels with len, cap, closed and waiting senders and receivers")
-    List<ChannelService.ChannelView> list() {
-        return channels.list();
+    @Operation(summary = "List channels with len, cap, closed and waiting senders and receivers; in cluster mode every node's, each with its home node")
+    Mono<List<ChannelService.ChannelView>> list() {
+        return channels.listAll();
     }
 
     @GetMapping("/{name}")
     @Operation(summary = "One channel's state")
-    ChannelService.ChannelView get(@PathVariable String name) {
-        return channels.view(channels.get(checked(name)));
+    @ApiResponse(responseCode = "410", description = "Cluster mode: the channel's home node is gone (channel-lost)")
+    Mono<ChannelService.ChannelView> get(@PathVariable String name) {
+        return channels.describe(checked(name));
     }
 
     @PostMapping("/{name}/send")
@@ -89,6 +91,8 @@ class ChannelController {
     @ApiResponse(responseCode = "429", description = "The channel's share (gosched.api.limits.max-channel-bytes) or the memory "
             + "budget (gosched.api.limits.max-retained-bytes) has no room for the value (memory-budget), or "
             + "gosched.api.admission.max-pending-channel-calls calls are open (too-many-open); Retry-After says when to try again")
+    @ApiResponse(responseCode = "410", description = "Cluster mode: the channel's home node is gone; the value may or may not have been delivered (channel-lost)")
+    @ApiResponse(responseCode = "503", description = "Cluster mode: NATS or the home node cannot be reached; for a send the outcome is unknown, never 'not sent'")
     Mono<ChannelService.SendResult> send(@PathVariable String name, @RequestBody SendRequest body) {
         if (body.value() == null) {
             throw ApiProblem.invalid("/value", "is required (any JSON value, null included)");
@@ -110,16 +114,15 @@ class ChannelController {
     @Operation(summary = "Close the channel (409 if already closed)")
     @ApiResponse(responseCode = "200", description = "Closed: the channel's state", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Already closed (channel-closed)")
-    ChannelService.ChannelView close(@PathVariable String name) {
-        channels.close(checked(name));
-        return channels.view(channels.get(name));
+    Mono<ChannelService.ChannelView> close(@PathVariable String name) {
+        return channels.closeChannel(checked(name));
     }
 
     @DeleteMapping("/{name}")
     @ResponseStatus(HttpStatus.NO_CONTENT)
     @Operation(summary = "Delete the channel, closing it first if open")
-    void delete(@PathVariable String name) {
-        channels.delete(checked(name));
+    Mono<Void> delete(@PathVariable String name) {
+        return channels.remove(checked(name));
     }
 
     private Duration timeout(Long ms, String pointer) {

@@ -3,7 +3,11 @@ package io.gosched.api.channel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,11 +23,18 @@ import io.gosched.api.budget.MemoryBudget;
 import io.gosched.api.budget.OpenLimit;
 import io.gosched.api.budget.Retained;
 import io.gosched.api.budget.ServiceBudget;
+import io.gosched.api.channel.spi.ChannelDirectory;
+import io.gosched.api.channel.spi.ChannelException;
+import io.gosched.api.channel.spi.ChannelHome;
+import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.ChanClosedException;
 import io.gosched.runtime.Received;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.core.publisher.Sinks;
 import tools.jackson.databind.JsonNode;
 
@@ -68,7 +79,27 @@ public final class ChannelService {
      * @param maxBytes  its share ({@code gosched.api.limits.max-channel-bytes})
      */
     public record ChannelView(String name, int capacity, int len, boolean closed, int waitingSenders, int waitingReceivers,
-            Instant createdAt, long bytes, long maxBytes) {}
+            Instant createdAt, long bytes, long maxBytes,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String node,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Boolean lost) {
+
+        /** A channel of this node (embedded mode: {@code node} is null and not shown). */
+        static ChannelView local(String name, int capacity, int len, boolean closed, int waitingSenders, int waitingReceivers,
+                Instant createdAt, long bytes, long maxBytes, String node) {
+            return new ChannelView(name, capacity, len, closed, waitingSenders, waitingReceivers, createdAt, bytes, maxBytes, node, null);
+        }
+
+        /** A channel of another node, as its home described it. */
+        static ChannelView of(ChannelOutcome.State s, String node) {
+            return new ChannelView(s.name(), s.capacity(), s.len(), s.closed(), s.waitingSenders(), s.waitingReceivers(), s.createdAt(),
+                    s.bytes(), s.maxBytes(), node, null);
+        }
+
+        /** A channel whose home is gone: what the directory still knows of it. */
+        static ChannelView lost(ChannelHome h) {
+            return new ChannelView(h.name(), h.capacity(), 0, true, 0, 0, h.createdAt(), 0, 0, h.node(), true);
+        }
+    }
 
     /**
      * A channel without its buffer: the {@code Chan}, its lock and wait queues, the registry's
@@ -83,6 +114,8 @@ public final class ChannelService {
     public record RecvResult(boolean received, JsonNode value, boolean ok, String reason) {}
 
     private final ConcurrentMap<String, NamedChannel> channels = new ConcurrentHashMap<>();
+    /** Null in embedded mode. */
+    private final ChannelDirectory directory;
     private final ApiProperties.Channels limits;
     private final int maxCapacity;
     private final ApiMetrics metrics;
@@ -94,6 +127,15 @@ public final class ChannelService {
     private volatile boolean shuttingDown;
 
     public ChannelService(ApiProperties properties, ApiMetrics metrics, ServiceBudget budget) {
+        this(properties, metrics, budget, null);
+    }
+
+    /**
+     * @param directory  cluster mode: where every node's channels live, and the way to reach them;
+     *                   null: embedded mode, this node's channels are all there are
+     */
+    public ChannelService(ApiProperties properties, ApiMetrics metrics, ServiceBudget budget, ChannelDirectory directory) {
+        this.directory = directory;
         this.limits = properties.channels();
         this.maxCapacity = properties.limits().maxChannelCapacity();
         this.metrics = metrics;
@@ -156,8 +198,8 @@ public final class ChannelService {
 
     public ChannelView view(NamedChannel ch) {
         Chan<Object> c = ch.chan();
-        return new ChannelView(ch.name(), c.cap(), c.len(), c.isClosed(), c.waitingSenders(), c.waitingReceivers(), ch.createdAt(),
-                ch.share().used(), ch.share().max());
+        return ChannelView.local(ch.name(), c.cap(), c.len(), c.isClosed(), c.waitingSenders(), c.waitingReceivers(), ch.createdAt(),
+                ch.share().used(), ch.share().max(), directory == null ? null : directory.localNode());
     }
 
     public List<ChannelView> list() {
@@ -181,6 +223,13 @@ public final class ChannelService {
      * the values still buffered (a job that holds the channel sees it closed and drained).
      */
     public void delete(String name) {
+        if (directory != null) {
+            if (!channels.containsKey(name)) {
+                throw ApiProblem.notFound("channel", name);
+            }
+            // First out of the directory: if NATS refuses, the channel stays whole and DELETE can be retried.
+            directory.unregister(name);
+        }
         NamedChannel ch = channels.remove(name);
         if (ch == null) {
             throw ApiProblem.notFound("channel", name);
@@ -204,7 +253,13 @@ public final class ChannelService {
      */
     public Mono<SendResult> send(String name, JsonNode value, Duration timeout) {
         refuseWhileShuttingDown();
-        NamedChannel nc = get(name);
+        NamedChannel nc = channels.get(name);
+        if (nc == null) {
+            return remote(name).flatMap(home -> calls.guard(directory.send(home, value, timeout)))
+                    .map(r -> new SendResult(r.sent(), r.reason()))
+                    .doOnSuccess(r -> metrics.channelOp("send", r.sent() ? "ok" : r.reason()))
+                    .doOnError(e -> metrics.channelOp("send", failure(e)));
+        }
         Chan<Object> ch = nc.chan();
         return calls.guard(Mono.defer(() -> {
             HeldValue held = HeldValue.offer(nc.share(), value);
@@ -252,7 +307,14 @@ public final class ChannelService {
      */
     public Mono<RecvResult> recv(String name, Duration timeout) {
         refuseWhileShuttingDown();
-        Chan<Object> ch = get(name).chan();
+        NamedChannel nc = channels.get(name);
+        if (nc == null) {
+            return remote(name).flatMap(home -> calls.guard(directory.recv(home, timeout), true))
+                    .map(r -> new RecvResult(r.received(), r.value(), r.ok(), r.reason()))
+                    .doOnSuccess(r -> metrics.channelOp("recv", r.received() ? (r.ok() ? "ok" : "closed") : r.reason()))
+                    .doOnError(e -> metrics.channelOp("recv", failure(e)));
+        }
+        Chan<Object> ch = nc.chan();
         // A receive frees bytes: a full budget must not refuse it, or the budget could never drain.
         return calls.guard(Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
@@ -297,6 +359,172 @@ public final class ChannelService {
                         }
                     });
         }), true);
+    }
+
+    // ---------------------------------------------------------------- wherever the channel lives
+
+    /** This node's id in cluster mode, else null. */
+    public String node() {
+        return directory == null ? null : directory.localNode();
+    }
+
+    /**
+     * POST /channels: {@link #create} here and, in cluster mode, the name recorded in the
+     * directory, so that it exists once in the cluster (409 if any node has it; 503 while NATS
+     * cannot be reached, and then nothing was made).
+     */
+    public Mono<ChannelView> open(String name, int capacity) {
+        if (directory == null) {
+            return Mono.fromCallable(() -> view(create(name, capacity)));
+        }
+        return Mono.fromCallable(() -> {
+            NamedChannel ch = create(name, capacity);
+            try {
+                directory.register(name, capacity, ch.createdAt());
+            } catch (RuntimeException e) {
+                discard(ch);
+                if (e instanceof ChannelException ce && ce.kind() == ChannelException.Kind.EXISTS) {
+                    throw ApiProblem.conflict("channel-exists", "Channel exists", "channel '" + name + "' already exists on another node")
+                            .with("channel", name);
+                }
+                throw e;
+            }
+            return view(ch);
+        }).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /** Takes back a channel made here whose registration failed: nobody but this node knew it. */
+    private void discard(NamedChannel ch) {
+        if (channels.remove(ch.name(), ch)) {
+            try {
+                ch.chan().close();
+            } catch (ChanClosedException alreadyClosed) {
+                // nothing to wake
+            }
+            budget.release(Retained.CHANNELS, ch.bufferBytes());
+        }
+    }
+
+    /** GET /channels/{name}: the state, here or on its home (410 if the home is gone). */
+    public Mono<ChannelView> describe(String name) {
+        NamedChannel nc = channels.get(name);
+        if (nc != null) {
+            return Mono.fromSupplier(() -> view(nc));
+        }
+        return remote(name).flatMap(home -> directory.describe(home).map(state -> state
+                .map(st -> ChannelView.of(st, home.node())).orElseThrow(() -> ApiProblem.notFound("channel", name))));
+    }
+
+    /** POST /channels/{name}/close: closes it, here or on its home, and answers its state. */
+    public Mono<ChannelView> closeChannel(String name) {
+        NamedChannel nc = channels.get(name);
+        if (nc != null || directory == null) {
+            return Mono.fromSupplier(() -> {
+                close(name);
+                return view(get(name));
+            });
+        }
+        return remote(name).flatMap(home -> directory.close(home)
+                .doOnSuccess(v -> metrics.channelOp("close", "ok"))
+                .doOnError(e -> metrics.channelOp("close", failure(e)))
+                .then(directory.describe(home))
+                .map(state -> state.map(st -> ChannelView.of(st, home.node())).orElseThrow(() -> ApiProblem.notFound("channel", name))));
+    }
+
+    /**
+     * DELETE /channels/{name}: here, or on its home; a lost channel (its home is gone) is removed
+     * from the directory by whichever node is asked.
+     */
+    public Mono<Void> remove(String name) {
+        if (directory == null) {
+            return Mono.fromRunnable(() -> delete(name));
+        }
+        if (channels.containsKey(name)) {
+            return Mono.<Void>fromRunnable(() -> delete(name)).subscribeOn(Schedulers.boundedElastic());
+        }
+        return Mono.fromCallable(() -> {
+            Optional<ChannelHome> home = directory.home(name);
+            if (home.isEmpty()) {
+                throw ApiProblem.notFound("channel", name);
+            }
+            if (!directory.isAlive(home.get())) {
+                if (!directory.unregister(name)) {
+                    throw ApiProblem.notFound("channel", name); // someone else removed it meanwhile
+                }
+                return Optional.<ChannelHome>empty();
+            }
+            return home;
+        }).subscribeOn(Schedulers.boundedElastic()).flatMap(home -> home.map(directory::delete).orElse(Mono.empty()));
+    }
+
+    /**
+     * GET /channels: this node's channels and, in cluster mode, every other node's, each with its
+     * home {@code node}: one request per node (not per channel); channels of a node that is gone
+     * are shown {@code lost}. 503 while NATS cannot be reached.
+     */
+    public Mono<List<ChannelView>> listAll() {
+        if (directory == null) {
+            return Mono.fromSupplier(this::list);
+        }
+        return Mono.fromCallable(() -> {
+            directory.checkReachable();
+            return directory.list();
+        }).subscribeOn(Schedulers.boundedElastic()).flatMap(homes -> {
+            Map<List<String>, List<ChannelHome>> byHome = new LinkedHashMap<>();
+            for (ChannelHome h : homes) {
+                if (h.node().equals(directory.localNode()) && h.incarnation().equals(directory.localIncarnation())) {
+                    continue; // this node's own channels come from its map, as they are now
+                }
+                byHome.computeIfAbsent(List.of(h.node(), h.incarnation()), k -> new ArrayList<>()).add(h);
+            }
+            return Flux.fromIterable(byHome.entrySet())
+                    .flatMap(e -> directory.states(e.getKey().get(0), e.getKey().get(1))
+                            .map(states -> states.stream().map(st -> ChannelView.of(st, e.getKey().get(0))).toList())
+                            .onErrorResume(ChannelException.class, lost -> lost.kind() == ChannelException.Kind.LOST
+                                    ? Mono.just(e.getValue().stream().map(ChannelView::lost).toList()) : Mono.error(lost)))
+                    .collectList()
+                    .map(remote -> {
+                        List<ChannelView> all = new ArrayList<>(list());
+                        remote.forEach(all::addAll);
+                        all.sort(Comparator.comparing(ChannelView::name));
+                        return all;
+                    });
+        });
+    }
+
+    /**
+     * The home of a channel this node does not hold: 404 in embedded mode or when no node has
+     * it, 410 when the directory names this node's previous life. The lookup is a KV read, run
+     * off the event loop.
+     */
+    private Mono<ChannelHome> remote(String name) {
+        if (directory == null) {
+            return Mono.error(ApiProblem.notFound("channel", name));
+        }
+        return Mono.fromCallable(() -> directory.home(name)).subscribeOn(Schedulers.boundedElastic()).flatMap(found -> {
+            if (found.isEmpty()) {
+                return Mono.error(ApiProblem.notFound("channel", name));
+            }
+            ChannelHome home = found.get();
+            if (home.node().equals(directory.localNode())) {
+                if (home.incarnation().equals(directory.localIncarnation())) {
+                    // recorded here but not in the map: made or deleted a moment ago
+                    NamedChannel nc = channels.get(name);
+                    return nc == null ? Mono.error(ApiProblem.notFound("channel", name)) : Mono.just(home);
+                }
+                return Mono.error(new ChannelException(ChannelException.Kind.LOST, name, "channel '" + name
+                        + "' is lost: it lived on this node before it restarted"));
+            }
+            return Mono.just(home);
+        });
+    }
+
+    /** The metric outcome of a failed forwarded operation. */
+    private static String failure(Throwable e) {
+        if (e instanceof ChannelException ce) {
+            return ce.kind().name().toLowerCase();
+        }
+        return e instanceof io.gosched.api.error.BackendUnavailableException ? "unavailable" : "refused";
     }
 
     /** Emits "timeout" after {@code timeout}, or "shutdown" when the application starts closing. */

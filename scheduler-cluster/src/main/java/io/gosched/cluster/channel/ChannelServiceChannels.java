@@ -1,5 +1,7 @@
 package io.gosched.cluster.channel;
 
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -9,11 +11,18 @@ import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.api.channel.spi.LocalChannels;
 import io.gosched.api.error.ApiProblem;
-import io.gosched.runtime.Chan;
 import io.gosched.runtime.Received;
 import tools.jackson.databind.JsonNode;
 
-/** The node's {@link ChannelService} channels as the {@link LocalChannels} forwarded operations run on. */
+/**
+ * The node's {@link ChannelService} channels as the {@link LocalChannels} forwarded operations run on.
+ *
+ * <p>Values travel as {@link HeldValue}s charged to the channel's share of this node's memory
+ * budget, exactly as an HTTP send on this node: a forwarded send that does not fit is refused
+ * (429, {@link ApiProblem} from {@link #send}) before anything is kept, so the other nodes cannot
+ * fill this node's heap past the budget. What a receiver takes out is released by
+ * {@code HeldValue.take} on the home ({@code HomeServer}).
+ */
 public final class ChannelServiceChannels implements LocalChannels {
 
     private final ChannelService channels;
@@ -22,28 +31,25 @@ public final class ChannelServiceChannels implements LocalChannels {
         this.channels = channels;
     }
 
-    private Chan<Object> chan(String name) {
-        Chan<Object> ch = channels.lookup(name);
+    private ChannelService.NamedChannel named(String name) {
+        ChannelService.NamedChannel ch = channels.named(name);
         if (ch == null) {
-            throw new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
+            throw notFound(name);
         }
         return ch;
     }
 
-    /**
-     * A forwarded send travels as an HTTP send does: a {@link HeldValue} charged to the channel's
-     * share of the memory budget (429 when it does not fit), settled by whatever ends the send.
-     */
+    private static ChannelException notFound(String name) {
+        return new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
+    }
+
+    /** @throws ApiProblem 429 when the value does not fit the channel's share or the memory budget */
     @Override
     public CompletableFuture<Void> send(String name, JsonNode value) {
-        ChannelService.NamedChannel nc;
-        try {
-            nc = channels.get(name);
-        } catch (ApiProblem notFound) {
-            throw new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
-        }
+        ChannelService.NamedChannel nc = named(name);
         HeldValue held = HeldValue.offer(nc.share(), value);
         CompletableFuture<Void> f = nc.chan().sendAsync(held);
+        // Whatever ends the send settles the value's charge: delivered, withdrawn or refused (closed).
         f.whenComplete((v, e) -> {
             if (e == null) {
                 held.buffered();
@@ -51,16 +57,12 @@ public final class ChannelServiceChannels implements LocalChannels {
                 held.withdraw();
             }
         });
-        return f;
+        return f; // the channel's own future: its cancel(false) withdraws atomically
     }
 
-    /**
-     * The channel's own future, so that cancelling it withdraws the receive (a derived future
-     * would not); its value may be a {@link HeldValue}: the caller takes it with {@link HeldValue#take(Object)}.
-     */
     @Override
     public CompletableFuture<Received<Object>> recv(String name) {
-        return chan(name).recvAsync();
+        return named(name).chan().recvAsync();
     }
 
     @Override
@@ -68,39 +70,62 @@ public final class ChannelServiceChannels implements LocalChannels {
         try {
             channels.close(name);
         } catch (ApiProblem p) {
-            String type = p.getBody().getType() == null ? "" : p.getBody().getType().toString();
-            if (type.equals(ApiProblem.TYPE_BASE + "channel-closed")) {
-                throw new ChannelException(ChannelException.Kind.CLOSED, name, "channel '" + name + "' is closed");
-            }
-            if (type.equals(ApiProblem.TYPE_BASE + "not-found")) {
-                throw new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
-            }
-            throw p;
+            throw translate(name, p);
         }
     }
 
     @Override
+    public void delete(String name) {
+        try {
+            channels.delete(name);
+        } catch (ApiProblem p) {
+            throw translate(name, p);
+        }
+    }
+
+    private static RuntimeException translate(String name, ApiProblem p) {
+        String type = p.getBody().getType() == null ? "" : p.getBody().getType().toString();
+        if (type.equals(ApiProblem.TYPE_BASE + "channel-closed")) {
+            return new ChannelException(ChannelException.Kind.CLOSED, name, "channel '" + name + "' is closed");
+        }
+        if (type.equals(ApiProblem.TYPE_BASE + "not-found")) {
+            return notFound(name);
+        }
+        return p;
+    }
+
+    @Override
     public boolean putBack(String name, JsonNode value) {
-        Chan<Object> ch = channels.lookup(name);
-        if (ch == null) {
+        ChannelService.NamedChannel nc = channels.named(name);
+        if (nc == null) {
             return false;
         }
-        // Bare, as a job's value: uncharged until taken (HeldValue.take accepts both), so a value
-        // that must not be lost is never refused for want of budget.
-        CompletableFuture<Void> f = ch.sendAsync(value);
+        HeldValue back = HeldValue.returned(nc.share(), value);
+        CompletableFuture<Void> f = nc.chan().sendAsync(back);
+        f.whenComplete((v, e) -> {
+            if (e == null) {
+                back.buffered();
+            } else {
+                back.withdraw();
+            }
+        });
         return !f.isCompletedExceptionally();
     }
 
     @Override
     public Optional<ChannelOutcome.State> describe(String name) {
-        ChannelService.NamedChannel ch;
-        try {
-            ch = channels.get(name);
-        } catch (ApiProblem notFound) {
-            return Optional.empty();
-        }
-        ChannelService.ChannelView v = channels.view(ch);
-        return Optional.of(new ChannelOutcome.State(v.name(), v.capacity(), v.len(), v.closed(), v.waitingSenders(), v.waitingReceivers(),
-                v.createdAt()));
+        ChannelService.NamedChannel ch = channels.named(name);
+        return ch == null ? Optional.empty() : Optional.of(state(channels.view(ch)));
+    }
+
+    @Override
+    public List<ChannelOutcome.State> list(String after, int limit) {
+        return channels.list().stream().filter(v -> after == null || v.name().compareTo(after) > 0)
+                .sorted(Comparator.comparing(ChannelService.ChannelView::name)).limit(limit).map(ChannelServiceChannels::state).toList();
+    }
+
+    private static ChannelOutcome.State state(ChannelService.ChannelView v) {
+        return new ChannelOutcome.State(v.name(), v.capacity(), v.len(), v.closed(), v.waitingSenders(), v.waitingReceivers(), v.createdAt(),
+                v.bytes(), v.maxBytes());
     }
 }

@@ -9,11 +9,13 @@ import tools.jackson.databind.json.JsonMapper;
  * The wire format of forwarded channel operations on {@code gosched.chan.<node>} (JSON, so
  * {@code nats sub} shows it):
  * <pre>
- * request  {"op", "id", "channel", "incarnation", "timeoutMs"?, "value"?}
- *          op: send | recv | close | describe   (answered)
- *              confirm | return | cancel          (no answer: the caller got a recv's value / went away)
- * reply    {"status": ok | not_found | closed | lost | busy | unknown, "sent"?, "received"?, "value"?, "ok"?,
- *           "reason"?, "state"?}
+ * request  {"op", "id", "channel", "incarnation", "timeoutMs"?, "value"?, "after"?}
+ *          op: send | recv | close | delete | describe | list   (answered)
+ *              confirm | return | cancel                          (no answer: the caller got a recv's value / went away)
+ *          list: the home's channels after the name "after", a page at a time ("channel" is "*")
+ * reply    {"status": ok | not_found | closed | lost | busy | full | unknown, "sent"?, "received"?, "value"?, "ok"?,
+ *           "reason"?, "state"?, "states"?, "more"?}
+ *          full: a send the home's memory budget refused (429 at the caller, "reason" says why)
  * </pre>
  * {@code id} names one operation of one caller: a retried request carries the same id and gets
  * the outcome the home recorded for it, never a second execution.
@@ -24,6 +26,8 @@ final class Forwarded {
     static final String RECV = "recv";
     static final String CLOSE = "close";
     static final String DESCRIBE = "describe";
+    static final String DELETE = "delete";
+    static final String LIST = "list";
     static final String CONFIRM = "confirm";
     static final String RETURN = "return";
     static final String CANCEL = "cancel";
@@ -33,6 +37,7 @@ final class Forwarded {
     static final String CLOSED = "closed";
     static final String LOST = "lost";
     static final String BUSY = "busy";
+    static final String FULL = "full";
     static final String UNKNOWN = "unknown";
 
     private static final JsonMapper JSON = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -42,36 +47,51 @@ final class Forwarded {
     private Forwarded() {}
 
     /** A forwarded operation. {@code value} may be a JSON null (a value); Java null means none. */
-    record Request(String op, String id, String channel, String incarnation, Long timeoutMs, JsonNode value) {
+    record Request(String op, String id, String channel, String incarnation, Long timeoutMs, JsonNode value, String after) {
 
         /** A new operation on {@code home}'s channel, with a fresh request id. */
         static Request to(io.gosched.api.channel.spi.ChannelHome home, String op, Long timeoutMs, JsonNode value) {
-            return new Request(op, java.util.UUID.randomUUID().toString(), home.name(), home.incarnation(), timeoutMs, value);
+            return new Request(op, java.util.UUID.randomUUID().toString(), home.name(), home.incarnation(), timeoutMs, value, null);
+        }
+
+        /** A page of the channels of {@code incarnation}, those named after {@code after} (null: from the first). */
+        static Request list(String incarnation, String after) {
+            return new Request(LIST, java.util.UUID.randomUUID().toString(), "*", incarnation, null, null, after);
         }
 
         /** The follow-up ({@code confirm}, {@code return}, {@code cancel}) of this operation. */
         Request withOp(String other) {
-            return new Request(other, id, channel, incarnation, null, null);
+            return new Request(other, id, channel, incarnation, null, null, null);
         }
     }
 
     /** The home's answer. */
-    record Reply(String status, Boolean sent, Boolean received, JsonNode value, Boolean ok, String reason, ChannelOutcome.State state) {
+    record Reply(String status, Boolean sent, Boolean received, JsonNode value, Boolean ok, String reason, ChannelOutcome.State state,
+            java.util.List<ChannelOutcome.State> states, Boolean more) {
 
         static Reply status(String status) {
-            return new Reply(status, null, null, null, null, null, null);
+            return new Reply(status, null, null, null, null, null, null, null, null);
+        }
+
+        /** A refusal with its reason (the problem's detail). */
+        static Reply status(String status, String reason) {
+            return new Reply(status, null, null, null, null, reason, null, null, null);
         }
 
         static Reply of(ChannelOutcome.Send s) {
-            return new Reply(OK, s.sent(), null, null, null, s.reason(), null);
+            return new Reply(OK, s.sent(), null, null, null, s.reason(), null, null, null);
         }
 
         static Reply of(ChannelOutcome.Recv r) {
-            return new Reply(OK, null, r.received(), r.value(), r.ok(), r.reason(), null);
+            return new Reply(OK, null, r.received(), r.value(), r.ok(), r.reason(), null, null, null);
         }
 
         static Reply of(ChannelOutcome.State s) {
-            return new Reply(OK, null, null, null, null, null, s);
+            return new Reply(OK, null, null, null, null, null, s, null, null);
+        }
+
+        static Reply page(java.util.List<ChannelOutcome.State> states, boolean more) {
+            return new Reply(OK, null, null, null, null, null, null, states, more);
         }
 
         ChannelOutcome.Send send() {

@@ -12,9 +12,12 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.gosched.api.budget.HeldValue;
 import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.api.channel.spi.LocalChannels;
+import io.gosched.api.error.ApiProblem;
+import io.gosched.api.error.BackendUnavailableException;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.runtime.ChanClosedException;
@@ -23,6 +26,7 @@ import io.nats.client.Dispatcher;
 import io.nats.client.Message;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -50,6 +54,8 @@ import tools.jackson.databind.JsonNode;
 final class HomeServer implements AutoCloseable {
 
     private static final Log log = LogFactory.getLog(HomeServer.class);
+    /** Channel states per page of a forwarded list. */
+    static final int LIST_PAGE = 1000;
 
     /** Where an operation stands. */
     private enum Phase {
@@ -199,7 +205,8 @@ final class HomeServer implements AutoCloseable {
             case Forwarded.CONFIRM -> withPending(req.id(), Pending::confirm);
             case Forwarded.RETURN, Forwarded.CANCEL -> withPending(req.id(), p -> p.abandon("returned"));
             case Forwarded.DESCRIBE -> publish(m.getReplyTo(), describe(req));
-            case Forwarded.SEND, Forwarded.RECV, Forwarded.CLOSE -> operate(req, m.getReplyTo());
+            case Forwarded.LIST -> publish(m.getReplyTo(), list(req));
+            case Forwarded.SEND, Forwarded.RECV, Forwarded.CLOSE, Forwarded.DELETE -> operate(req, m.getReplyTo());
             default -> log.debug("unknown forwarded channel op " + req.op());
         }
     }
@@ -216,6 +223,19 @@ final class HomeServer implements AutoCloseable {
             return Forwarded.Reply.status(Forwarded.LOST);
         }
         return local.describe(req.channel()).map(Forwarded.Reply::of).orElse(Forwarded.Reply.status(Forwarded.NOT_FOUND));
+    }
+
+    /**
+     * A page of this node's channels: as many as fit well inside one message (the server's
+     * {@code max_payload} is 1 MiB by default; a state is a few hundred bytes).
+     */
+    private Forwarded.Reply list(Forwarded.Request req) {
+        if (!conn.incarnation().equals(req.incarnation())) {
+            return Forwarded.Reply.status(Forwarded.LOST);
+        }
+        List<ChannelOutcome.State> page = local.list(req.after(), LIST_PAGE + 1);
+        boolean more = page.size() > LIST_PAGE;
+        return Forwarded.Reply.page(more ? page.subList(0, LIST_PAGE) : page, more);
     }
 
     private void operate(Forwarded.Request req, String replyTo) {
@@ -249,6 +269,7 @@ final class HomeServer implements AutoCloseable {
             switch (req.op()) {
                 case Forwarded.SEND -> startSend(p);
                 case Forwarded.RECV -> startRecv(p);
+                case Forwarded.DELETE -> startDelete(p);
                 default -> {
                     local.close(req.channel());
                     p.settle(Forwarded.Reply.status(Forwarded.OK), null);
@@ -256,7 +277,28 @@ final class HomeServer implements AutoCloseable {
             }
         } catch (ChannelException e) {
             p.settle(Forwarded.Reply.status(e.kind() == ChannelException.Kind.CLOSED ? Forwarded.CLOSED : Forwarded.NOT_FOUND), null);
+        } catch (ApiProblem refused) {
+            // the memory budget (or the channel's share of it) has no room: nothing was kept
+            p.settle(refused.getStatusCode().value() == 429 ? Forwarded.Reply.status(Forwarded.FULL, refused.getBody().getDetail())
+                    : Forwarded.Reply.status(Forwarded.UNKNOWN), null);
         }
+    }
+
+    /** A delete removes the directory entry (a KV round trip): run off the dispatcher thread. */
+    private void startDelete(Pending p) {
+        Schedulers.boundedElastic().schedule(() -> {
+            try {
+                local.delete(p.req.channel());
+                p.settle(Forwarded.Reply.status(Forwarded.OK), null);
+            } catch (ChannelException e) {
+                p.settle(Forwarded.Reply.status(Forwarded.NOT_FOUND), null);
+            } catch (BackendUnavailableException e) {
+                p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN, e.getMessage()), null);
+            } catch (RuntimeException e) {
+                log.warn("forwarded delete of '" + p.req.channel() + "' failed", e);
+                p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN), null);
+            }
+        });
     }
 
     private void startSend(Pending p) {
@@ -292,7 +334,8 @@ final class HomeServer implements AutoCloseable {
                 p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN), null);
                 return;
             }
-            JsonNode v = r.ok() ? io.gosched.api.budget.HeldValue.take(r.value()) : null; // gives a held value's bytes back
+            // a value an HTTP sender or a forwarded one put in is a HeldValue: taking it out gives its bytes back
+            JsonNode v = r.ok() ? HeldValue.take(r.value()) : null;
             p.settle(Forwarded.Reply.of(new ChannelOutcome.Recv(true, v, r.ok(), null)), r.ok() ? v : null);
         });
     }

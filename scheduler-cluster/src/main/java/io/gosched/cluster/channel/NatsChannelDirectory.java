@@ -79,7 +79,8 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     private final Duration margin;
     private final Map<String, ChannelHome> index = new ConcurrentHashMap<>();
     private final CountDownLatch indexLoaded = new CountDownLatch(1);
-    private final NatsKeyValueWatchSubscription indexFeed;
+    private volatile NatsKeyValueWatchSubscription indexFeed; // replaced on reconnection; guarded by this for writes
+    private volatile boolean closed;
     private HomeServer server;
 
     private NatsChannelDirectory(ClusterConnection conn, ClusterNodes nodes) throws IOException, JetStreamApiException, InterruptedException {
@@ -90,13 +91,27 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
                 .description("gosched named channels: name -> home node").maxHistoryPerKey(1).storageType(StorageType.File)
                 .replicas(conn.properties().replicas()).maxBucketSize(64L << 20).maximumValueSize(4096).build());
         this.kv = conn.keyValue(ClusterLayout.CHANNELS_BUCKET);
-        this.indexFeed = kv.watchAll(new KeyValueWatcher() {
+        this.indexFeed = watch(indexLoaded);
+        // The watch is an ephemeral consumer: a NATS server that restarted has forgotten it, and
+        // the index would silently stop following the bucket. Each reconnection starts a new one.
+        conn.onStateChange(state -> {
+            if (state == ClusterConnection.State.UP && !closed) {
+                Thread.ofPlatform().name("gosched-chan-rewatch").daemon(true).start(this::rewatch);
+            }
+        });
+    }
+
+    /** A watch of the whole bucket feeding the index; {@code loaded} counts down once it delivered what the bucket held. */
+    private NatsKeyValueWatchSubscription watch(CountDownLatch loaded) throws IOException, JetStreamApiException, InterruptedException {
+        java.util.Set<String> seen = ConcurrentHashMap.newKeySet();
+        return kv.watchAll(new KeyValueWatcher() {
             @Override
             public void watch(KeyValueEntry e) {
                 String name = ClusterLayout.channelName(e.getKey());
                 if (e.getOperation() == KeyValueOperation.PUT && e.getValue() != null) {
                     try {
                         index.put(name, Forwarded.home(e.getValue()));
+                        seen.add(name);
                     } catch (RuntimeException bad) {
                         log.warn("channel " + name + ": unreadable directory entry skipped");
                     }
@@ -107,9 +122,37 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
             @Override
             public void endOfData() {
-                indexLoaded.countDown();
+                if (loaded.getCount() > 0) {
+                    // what the index holds beyond the bucket was deleted while the watch was down
+                    index.keySet().removeIf(name -> !seen.contains(name) && !localNode().equals(index.get(name).node()));
+                    loaded.countDown();
+                }
             }
         });
+    }
+
+    /** Replaces the watch after a reconnection. Executed by one short-lived thread per reconnection. */
+    private synchronized void rewatch() {
+        try {
+            if (closed) {
+                return;
+            }
+            try {
+                indexFeed.unsubscribe();
+            } catch (RuntimeException gone) {
+                // the old subscription died with the server
+            }
+            CountDownLatch loaded = new CountDownLatch(1);
+            indexFeed = watch(loaded);
+            if (!loaded.await(60, TimeUnit.SECONDS)) {
+                log.warn("cluster mode: the channel directory did not reload within 60 s after reconnecting");
+            }
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            log.warn("cluster mode: cannot watch the channel directory again after reconnecting: " + e.getMessage()
+                    + "; lookups read NATS, the list may miss channels until the next reconnection");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Creates (or updates) the bucket and loads the directory. */
@@ -211,9 +254,19 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
         }
     }
 
+    /**
+     * From this node's index (the bucket's watch) when it knows the name, so that a busy channel
+     * does not cost a JetStream request per operation; else a KV read, which sees a channel made
+     * on another node a moment ago that the watch has not delivered yet. An index entry is at
+     * most the watch's delay old: a channel deleted meanwhile is answered not found by its home.
+     */
     @Override
     public Optional<ChannelHome> home(String name) {
         conn.check();
+        ChannelHome known = index.get(name);
+        if (known != null) {
+            return Optional.of(known);
+        }
         try {
             KeyValueEntry e = kv.get(ClusterLayout.channelKey(name));
             if (e == null || e.getOperation() != KeyValueOperation.PUT || e.getValue() == null) {
@@ -237,16 +290,33 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     private final Map<String, Liveness> liveness = new ConcurrentHashMap<>();
 
-    /** {@link #isAlive} read at most once per heartbeat per node, however many operations wait on it. */
+    private final Map<String, Object> livenessLocks = new ConcurrentHashMap<>();
+
+    /**
+     * {@link #isAlive} read at most once per heartbeat per node, however many operations wait on
+     * it: the waiters of one node queue behind one read instead of each sending its own (under
+     * load a stampede of reads is what slows NATS down).
+     */
     private boolean isAliveCached(ChannelHome home) {
-        Liveness l = liveness.get(home.node());
-        long now = System.nanoTime();
-        if (l != null && l.incarnation().equals(home.incarnation()) && now - l.readAt() < conn.properties().heartbeat().toNanos()) {
+        Liveness l = freshLiveness(home);
+        if (l != null) {
             return l.alive();
         }
-        boolean alive = isAlive(home);
-        liveness.put(home.node(), new Liveness(home.incarnation(), alive, now));
-        return alive;
+        synchronized (livenessLocks.computeIfAbsent(home.node(), n -> new Object())) {
+            l = freshLiveness(home);
+            if (l != null) {
+                return l.alive();
+            }
+            boolean alive = isAlive(home);
+            liveness.put(home.node(), new Liveness(home.incarnation(), alive, System.nanoTime()));
+            return alive;
+        }
+    }
+
+    private Liveness freshLiveness(ChannelHome home) {
+        Liveness l = liveness.get(home.node());
+        return l != null && l.incarnation().equals(home.incarnation())
+                && System.nanoTime() - l.readAt() < conn.properties().heartbeat().toNanos() ? l : null;
     }
 
     @Override
@@ -321,6 +391,36 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
         });
     }
 
+    @Override
+    public Mono<Void> delete(ChannelHome home) {
+        Forwarded.Request req = Forwarded.Request.to(home, Forwarded.DELETE, null, null);
+        return call(home, req, Duration.ZERO).doOnNext(r -> check(home, r)).then();
+    }
+
+    @Override
+    public Mono<List<ChannelOutcome.State>> states(String node, String incarnation) {
+        ChannelHome any = new ChannelHome("*", node, incarnation, 0, Instant.EPOCH);
+        return page(any, null, new java.util.ArrayList<>());
+    }
+
+    /** One page after another, each a request of its own, until the home says there are no more. */
+    private Mono<List<ChannelOutcome.State>> page(ChannelHome any, String after, List<ChannelOutcome.State> into) {
+        return call(any, Forwarded.Request.list(any.incarnation(), after), Duration.ZERO).flatMap(r -> {
+            check(any, r);
+            List<ChannelOutcome.State> got = r.states() == null ? List.of() : r.states();
+            into.addAll(got);
+            if (Boolean.TRUE.equals(r.more()) && !got.isEmpty()) {
+                return page(any, got.getLast().name(), into);
+            }
+            return Mono.just(into);
+        });
+    }
+
+    @Override
+    public void checkReachable() {
+        conn.check();
+    }
+
     /** Turns a reply that is not "ok" into the exception the port promises. */
     private void check(ChannelHome home, Forwarded.Reply r) {
         String n = home.name();
@@ -330,6 +430,9 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
             case Forwarded.NOT_FOUND -> throw new ChannelException(ChannelException.Kind.NOT_FOUND, n, "channel '" + n + "' does not exist");
             case Forwarded.CLOSED -> throw new ChannelException(ChannelException.Kind.CLOSED, n, "channel '" + n + "' is closed");
             case Forwarded.LOST -> throw lost(home);
+            case Forwarded.FULL -> throw io.gosched.api.error.ApiProblem.budgetFull("node " + home.node() + ", home of channel '" + n
+                    + "': " + (r.reason() == null ? "its memory budget has no room for the value" : r.reason()), java.time.Duration.ofSeconds(1))
+                    .with("channel", n).with("node", home.node());
             case Forwarded.BUSY -> throw conn.unavailable("the home node " + home.node() + " of channel '" + n
                     + "' holds too many forwarded operations", null);
             default -> throw conn.unavailable("the outcome of the operation on channel '" + n + "' is unknown", null);
@@ -366,8 +469,12 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
             if (wait.compareTo(ttl) <= 0) {
                 return reply;
             }
-            Mono<Forwarded.Reply> homeDied = Flux.interval(ttl, ttl)
-                    .concatMap(tick -> Mono.fromCallable(() -> isAliveCached(home)).subscribeOn(Schedulers.boundedElastic()))
+            // A tick that comes while the last read still runs is dropped (the interval must not
+            // overflow), and a read that fails (NATS slow or away) says nothing about the home:
+            // the operation waits on, to its reply or its deadline.
+            Mono<Forwarded.Reply> homeDied = Flux.interval(ttl, ttl).onBackpressureDrop()
+                    .concatMap(tick -> Mono.fromCallable(() -> isAliveCached(home)).subscribeOn(Schedulers.boundedElastic())
+                            .onErrorReturn(true), 1)
                     .filter(alive -> !alive).next().flatMap(dead -> Mono.error(lost(home)));
             return Mono.firstWithSignal(reply, homeDied);
         }).onErrorResume(e -> {
@@ -413,6 +520,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (server != null) {
             server.close();
         }

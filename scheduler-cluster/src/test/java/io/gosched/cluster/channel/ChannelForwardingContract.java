@@ -156,7 +156,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         while (System.nanoTime() - quietSince < Duration.ofSeconds(3).toNanos()) {
             Received<Object> r = ch.tryRecv();
             if (r != null) {
-                int n = ((JsonNode) r.value()).asInt();
+                int n = io.gosched.api.budget.HeldValue.take(r.value()).asInt();
                 if (received.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet() > 1) {
                     duplicates.incrementAndGet();
                 }
@@ -182,20 +182,20 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         ChannelHome home = make(a, "buf", 10);
         ClusterConnection raw = nodes.connect("raw");
         String subject = ClusterLayout.channelSubject("a");
-        byte[] send = Forwarded.encode(new Forwarded.Request(Forwarded.SEND, "req-1", "buf", home.incarnation(), 1000L, F.textNode("once")));
+        byte[] send = Forwarded.encode(new Forwarded.Request(Forwarded.SEND, "req-1", "buf", home.incarnation(), 1000L, F.textNode("once"), null));
         Forwarded.Reply first = Forwarded.reply(raw.nats().request(subject, send, Duration.ofSeconds(5)).getData());
         Forwarded.Reply again = Forwarded.reply(raw.nats().request(subject, send, Duration.ofSeconds(5)).getData());
         assertThat(first.sent()).isTrue();
         assertThat(again).isEqualTo(first);
         assertThat(a.channels().lookup("buf").len()).as("sent once, answered twice").isEqualTo(1);
         a.channels().lookup("buf").sendAsync(F.textNode("second"));
-        byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-2", "buf", home.incarnation(), 1000L, null));
+        byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-2", "buf", home.incarnation(), 1000L, null, null));
         Forwarded.Reply r1 = Forwarded.reply(raw.nats().request(subject, recv, Duration.ofSeconds(5)).getData());
         Forwarded.Reply r2 = Forwarded.reply(raw.nats().request(subject, recv, Duration.ofSeconds(5)).getData());
         assertThat(r1.value().asText()).isEqualTo("once");
         assertThat(r2).isEqualTo(r1);
         assertThat(a.channels().lookup("buf").len()).as("taken once").isEqualTo(1);
-        raw.nats().publish(subject, Forwarded.encode(new Forwarded.Request(Forwarded.CONFIRM, "req-2", "buf", null, null, null)));
+        raw.nats().publish(subject, Forwarded.encode(new Forwarded.Request(Forwarded.CONFIRM, "req-2", "buf", null, null, null, null)));
     }
 
     @Test
@@ -204,7 +204,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         ChannelHome home = make(a, "buf", 10);
         a.channels().lookup("buf").sendAsync(F.textNode("v"));
         ClusterConnection raw = nodes.connect("raw");
-        byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-x", "buf", home.incarnation(), 1000L, null));
+        byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-x", "buf", home.incarnation(), 1000L, null, null));
         Message m = raw.nats().request(ClusterLayout.channelSubject("a"), recv, Duration.ofSeconds(5));
         assertThat(Forwarded.reply(m.getData()).value().asText()).isEqualTo("v");
         assertThat(a.channels().lookup("buf").len()).isZero();

@@ -21,13 +21,13 @@ public final class Dashboard {
         /** The expression with Grafana's variables replaced (as with "All" instances) so Prometheus can run it. */
         public String promql(String rateInterval) {
             return expr.replace("$__rate_interval", rateInterval).replace("$__interval", rateInterval)
-                    .replace("$instance", ".*");
+                    .replace("$instance", ".*").replace("$node", ".*");
         }
     }
 
     private static final Pattern METRIC = Pattern.compile("\\b([a-z_][a-z0-9_]*)\\s*(?:\\{|\\[|\\)|$)");
     private static final Set<String> PROMQL_WORDS = Set.of("sum", "by", "rate", "increase", "histogram_quantile",
-            "le", "kind", "state", "op", "outcome", "uri", "p", "avg", "max", "min", "count", "budget", "reason");
+            "le", "kind", "state", "op", "outcome", "uri", "p", "avg", "max", "min", "count", "budget", "reason", "node", "queue");
 
     public final JsonNode json;
 

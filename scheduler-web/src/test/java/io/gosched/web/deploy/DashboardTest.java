@@ -49,10 +49,37 @@ class DashboardTest {
         assertThat(variable.get("name").asString()).isEqualTo("instance");
         assertThat(variable.get("allValue").asString()).isEqualTo(".*");
         for (Dashboard.Query q : dashboard.queries()) {
-            int series = q.expr().split("\\b(gosched|http|jvm|process)_[a-z0-9_]+", -1).length - 1;
+            int series = q.expr().split("\\b(gosched|http|jvm|process|system)_[a-z0-9_]+", -1).length - 1;
             int scoped = q.expr().split("instance=~\"\\$instance\"", -1).length - 1;
             assertThat(scoped).as("%s [%s] %s", q.panel(), q.refId(), q.expr()).isEqualTo(series).isPositive();
         }
+    }
+
+    @Test
+    void everySeriesIsScopedToTheNodeVariableAndTheClusterRowShowsEachNode() {
+        JsonNode variable = dashboard.json.get("templating").get("list").get(1);
+        assertThat(variable.get("name").asString()).isEqualTo("node");
+        assertThat(variable.get("allValue").asString()).as("All also matches series without a node (embedded mode)").isEqualTo(".*");
+        assertThat(variable.get("definition").asString()).isEqualTo("label_values(gosched_uptime_seconds, node)");
+        for (Dashboard.Query q : dashboard.queries()) {
+            int series = q.expr().split("\\b(gosched|http|jvm|process|system)_[a-z0-9_]+", -1).length - 1;
+            int scoped = q.expr().split("node=~\"\\$node\"", -1).length - 1;
+            assertThat(scoped).as("%s [%s] %s", q.panel(), q.refId(), q.expr()).isEqualTo(series).isPositive();
+        }
+        assertThat(dashboard.metricNames()).contains("gosched_jobs_redelivered_total", "gosched_jobs_lost_total",
+                "gosched_cluster_queue_depth", "gosched_cluster_queue_pending_acks", "gosched_cluster_pull_latency_seconds_bucket",
+                "gosched_cluster_connected", "gosched_cluster_reconnects_total", "process_cpu_usage");
+        List<Dashboard.Query> cluster = clusterQueries(dashboard);
+        assertThat(cluster).hasSizeGreaterThanOrEqualTo(10);
+        assertThat(cluster).as("every cluster panel keeps the nodes apart").allSatisfy(q -> assertThat(q.expr()).as(q.panel())
+                .matches("(?s).*\\bby \\((le, )?node\\b.*"));
+    }
+
+    /** The queries of the panels in the cluster row (those after it). */
+    static List<Dashboard.Query> clusterQueries(Dashboard dashboard) {
+        int row = dashboard.panels().stream().filter(p -> p.get("title").asString().startsWith("Cluster")).findFirst().orElseThrow()
+                .get("id").asInt();
+        return dashboard.queries().stream().filter(q -> q.panelId() > row).toList();
     }
 
     @Test

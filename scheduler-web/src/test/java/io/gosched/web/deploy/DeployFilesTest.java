@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -67,6 +69,74 @@ class DeployFilesTest {
         assertThat(map(k6.get("environment"))).containsEntry("GOSCHED_TOKEN", "${GOSCHED_TOKEN:-}");
         assertThat(k6Script).contains("__ENV.GOSCHED_TOKEN", "Authorization: `Bearer ${TOKEN}`", "headers: AUTH",
                 "Object.assign({ 'Content-Type': 'application/json' }, AUTH)");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void clusterComposeRunsThreeNodesOnPersistentJetStreamWithPrometheusGrafanaAndK6OnEveryNode() throws IOException {
+        Map<String, Object> file = yaml("docker-compose.cluster.yml");
+        Map<String, Object> services = map(file.get("services"));
+        assertThat(services).containsOnlyKeys("nats", "node-1", "node-2", "node-3", "prometheus", "grafana", "k6");
+
+        Map<String, Object> nats = map(services.get("nats"));
+        assertThat((List<String>) nats.get("command")).as("JetStream with its store on the volume").contains("-js", "-sd", "/data");
+        assertThat((List<String>) nats.get("volumes")).containsExactly("nats-data:/data");
+        assertThat(map(file.get("volumes"))).containsKey("nats-data");
+        assertThat((String) nats.get("image")).matches("nats:2\\.9\\.[0-9]+-alpine");
+        assertThat(nats).containsKey("healthcheck");
+
+        Set<String> ids = new HashSet<>();
+        Set<String> hostPorts = new HashSet<>();
+        for (String n : List.of("node-1", "node-2", "node-3")) {
+            Map<String, Object> node = map(services.get(n));
+            assertThat(node.get("build")).as(n).isEqualTo(".");
+            assertThat(node).as(n).containsKey("healthcheck");
+            assertThat(map(map(node.get("depends_on")).get("nats")).get("condition")).isEqualTo("service_healthy");
+            List<String> args = (List<String>) node.get("command");
+            assertThat(args).as(n).contains("--gosched.cluster.nats.url=nats://nats:4222");
+            args.stream().filter(a -> a.startsWith("--gosched.cluster.node-id=")).forEach(a -> ids.add(a.substring(a.indexOf('=') + 1)));
+            hostPorts.add(((List<String>) node.get("ports")).get(0).split(":")[0]);
+            assertThat(map(node.get("environment"))).containsEntry("GOSCHED_API_TOKEN", "${GOSCHED_TOKEN:-}");
+            assertThat(map(map(map(services.get("prometheus")).get("depends_on")).get(n)).get("condition")).isEqualTo("service_healthy");
+            assertThat(map(map(map(services.get("k6")).get("depends_on")).get(n)).get("condition")).isEqualTo("service_healthy");
+        }
+        assertThat(ids).as("one node id each").containsExactlyInAnyOrder("node-1", "node-2", "node-3");
+        assertThat(hostPorts).hasSize(3);
+
+        Map<String, Object> prom = map(services.get("prometheus"));
+        assertThat((List<String>) prom.get("command")).contains("--config.file=/etc/prometheus/prometheus-cluster.yml",
+                "--web.enable-remote-write-receiver");
+        Map<String, Object> job = map(((List<Object>) yaml("deploy/prometheus/prometheus-cluster.yml").get("scrape_configs")).get(0));
+        assertThat(job.get("metrics_path")).isEqualTo("/actuator/prometheus");
+        assertThat((List<String>) map(((List<Object>) job.get("static_configs")).get(0)).get("targets"))
+                .containsExactly("node-1:8080", "node-2:8080", "node-3:8080");
+
+        Map<String, Object> k6 = map(services.get("k6"));
+        assertThat((List<String>) k6.get("profiles")).containsExactly("load");
+        assertThat(map(k6.get("environment"))).containsEntry("GOSCHED_URLS", "http://node-1:8080,http://node-2:8080,http://node-3:8080")
+                .containsEntry("K6_PROMETHEUS_RW_SERVER_URL", "http://prometheus:9090/api/v1/write");
+        assertThat(Files.readString(ROOT.resolve("deploy/loadtest/submit-jobs.js"))).contains("__ENV.GOSCHED_URLS", "/recv", "/send");
+
+        for (String s : List.of("prometheus", "grafana", "k6")) {
+            for (String volume : (List<String>) map(services.get(s)).get("volumes")) {
+                assertThat(ROOT.resolve(volume.split(":")[0]).normalize()).as("%s mounts %s", s, volume).exists();
+            }
+        }
+    }
+
+    @Test
+    void clusterComposeV1AcceptsTheFileWithoutAnEngine() throws Exception {
+        Path compose = Path.of("/usr/bin/docker-compose");
+        assumeTrue(Files.isExecutable(compose), "/usr/bin/docker-compose missing: install Debian package 'docker-compose' to run this check");
+        assertThat(run(compose.toString(), "-f", ROOT.resolve("docker-compose.cluster.yml").toString(), "config", "-q")).isEmpty();
+    }
+
+    @Test
+    void promtoolAcceptsTheClusterScrapeConfig() throws Exception {
+        Path promtool = Path.of("/usr/bin/promtool");
+        assumeTrue(Files.isExecutable(promtool), "/usr/bin/promtool missing: install Debian package 'prometheus'");
+        assertThat(run(promtool.toString(), "check", "config", ROOT.resolve("deploy/prometheus/prometheus-cluster.yml").toString()))
+                .contains("SUCCESS");
     }
 
     @Test

@@ -39,17 +39,22 @@ public final class LocalPrometheus implements AutoCloseable {
 
     /** Starts it with {@code scrapeConfigs}: the YAML list under {@code scrape_configs:}, indented by two. */
     public static LocalPrometheus start(Path dir, String scrapeConfigs) throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
-        Path config = dir.resolve("prometheus.yml");
-        Files.writeString(config, """
+        return startWithConfig(dir, """
                 global:
                   scrape_interval: 1s
                   evaluation_interval: 1s
                 scrape_configs:
                 """ + scrapeConfigs);
+    }
+
+    /** Starts it with a whole configuration file's text. */
+    public static LocalPrometheus startWithConfig(Path dir, String configText) throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        Path config = dir.resolve("prometheus.yml");
+        Files.writeString(config, configText);
         Process p = new ProcessBuilder(BINARY.toString(), "--config.file=" + config, "--storage.tsdb.path=" + dir.resolve("data"),
                 "--web.listen-address=127.0.0.1:" + port, "--log.level=warn")
                 .redirectErrorStream(true).redirectOutput(dir.resolve("prometheus.log").toFile()).start();

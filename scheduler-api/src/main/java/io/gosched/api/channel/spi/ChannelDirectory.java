@@ -61,6 +61,23 @@ public interface ChannelDirectory {
     Mono<Optional<ChannelOutcome.State>> describe(ChannelHome home);
 
     /**
+     * Deletes a channel of another node on its home (closed, its buffer discarded, its record
+     * removed). A lost channel (its home is gone) is not forwarded: {@link #unregister} removes it.
+     */
+    Mono<Void> delete(ChannelHome home);
+
+    /**
+     * The states of every channel living on {@code node} as incarnation {@code incarnation}, sorted
+     * by name: one request per page, not one per channel.
+     *
+     * @throws ChannelException LOST (in the Mono) if that node is gone
+     */
+    Mono<List<ChannelOutcome.State>> states(String node, String incarnation);
+
+    /** Throws {@link io.gosched.api.error.BackendUnavailableException} while the directory cannot be reached. */
+    void checkReachable();
+
+    /**
      * Starts answering forwarded operations on this node's channels with {@code local}. Called
      * once, at start-up, before {@link #register}.
      */

@@ -26,7 +26,12 @@ public final class ChannelOutcome {
         }
     }
 
-    /** What GET shows of a channel. */
+    /**
+     * What GET shows of a channel.
+     *
+     * @param bytes     what its buffered values and pending sends hold of its home's memory budget
+     * @param maxBytes  its share of that budget
+     */
     public record State(String name, int capacity, int len, boolean closed, int waitingSenders, int waitingReceivers,
-            Instant createdAt) {}
+            Instant createdAt, long bytes, long maxBytes) {}
 }

@@ -1,5 +1,6 @@
 package io.gosched.api.channel.spi;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -51,4 +52,16 @@ public interface LocalChannels {
 
     /** The channel's state, or empty if it does not exist here. */
     Optional<ChannelOutcome.State> describe(String name);
+
+    /** The states of the channels living here, sorted by name, those after {@code after} (null: from the first), at most {@code limit}. */
+    List<ChannelOutcome.State> list(String after, int limit);
+
+    /**
+     * Deletes the channel as DELETE on its home does: closes it, discards what it buffers and
+     * removes it from the directory. May block on the directory (the caller runs it off the
+     * NATS dispatcher).
+     *
+     * @throws ChannelException NOT_FOUND if there is no such channel here
+     */
+    void delete(String name);
 }
