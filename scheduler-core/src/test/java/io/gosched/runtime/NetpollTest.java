@@ -71,8 +71,13 @@ class NetpollTest {
                 }
             });
             // The reader parks (its M does not block: it runs the scheduler). Awaited, not slept
-            // for: at load 14 the goroutine had not reached its park 50 ms after rt.go.
-            GoTesting.await("the reader parks", () -> rt.stats().waitingGoroutines() == 1);
+            // for: at load 14 the goroutine had not reached its park 50 ms after rt.go. Waiting
+            // alone is not enough: a goroutine not yet run counts as waiting too, and then the
+            // write comes first and the reader never parks (seen: schedules=1, netpollReady=0).
+            GoTesting.await("the reader parks", () -> {
+                SchedStats s = rt.stats();
+                return s.schedules() >= 1 && s.waitingGoroutines() == 1 && s.runnableGoroutines() == 0;
+            });
             pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
             assertTrue(got.await(10, TimeUnit.SECONDS));
             // Counted after the ready goroutines are injected: it may trail the wake-up a moment.
