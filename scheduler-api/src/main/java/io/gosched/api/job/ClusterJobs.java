@@ -6,7 +6,6 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +23,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ByteShare;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.channel.spi.ChannelDirectory;
@@ -44,8 +42,6 @@ import io.gosched.api.workload.Run;
 import io.gosched.api.workload.Step;
 import io.gosched.api.workload.Violation;
 import io.gosched.api.workload.Workload;
-import io.gosched.context.CancelContext;
-import io.gosched.context.Context;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.GoRuntime;
 import org.apache.commons.logging.Log;
@@ -527,36 +523,17 @@ final class ClusterJobs {
 
     /** The main goroutine of one attempt. */
     private void run(Local l) {
-        CancelContext ctx = Context.withTimeout(Context.background(), Duration.ofMillis(l.spec.timeoutMs()));
-        Map<String, Chan<Object>> chans = new HashMap<>();
-        Map<String, ByteShare> shares = new HashMap<>();
-        Workload w = l.spec.workload();
-        for (Workload.ChannelDecl d : w.channels()) {
-            chans.put(d.name(), Chan.make(d.capacity()));
-        }
-        Run.Failure missing = null;
-        for (Map.Entry<String, String> e : w.sharedChannels().entrySet()) {
-            ChannelService.NamedChannel ch = channels.named(e.getKey());
-            if (ch == null) {
-                missing = new Run.Failure(e.getValue(), "channel '" + e.getKey() + "' does not exist on node " + node.id()
-                        + ", where the job runs (deleted before the job started)");
-            } else {
-                chans.put(e.getKey(), ch.chan());
-                shares.put(e.getKey(), ch.share());
-            }
-        }
-        Run run = new Run(ctx, chans, shares);
+        Run run = Attempt.start(l.spec, channels, name -> "channel '" + name + "' does not exist on node " + node.id()
+                + ", where the job runs (deleted before the job started)");
         l.run = run;
         if (l.cancelRequested || l.fenced || l.abandoned) {
-            ctx.cancel();
+            run.context().cancel();
         }
-        if (missing != null) {
-            run.fail(missing);
-        } else {
-            interpreter.run(w, run);
+        if (run.failure() == null) {
+            interpreter.run(l.spec.workload(), run);
         }
-        RuntimeException err = ctx.err();
-        ctx.cancel(); // releases the deadline timer
+        RuntimeException err = run.context().err();
+        run.context().cancel(); // releases the deadline timer
         finishers.execute(() -> finish(l, run, err));
     }
 
@@ -566,18 +543,7 @@ final class ClusterJobs {
      * whose attempt was taken over drops its outcome and its lease.
      */
     private void finish(Local l, Run run, RuntimeException err) {
-        JobState outcome;
-        if (run.failure() != null) {
-            outcome = JobState.FAILED;
-        } else if (l.cancelRequested) {
-            outcome = JobState.CANCELLED;
-        } else if (err == Context.DEADLINE_EXCEEDED) {
-            outcome = JobState.TIMED_OUT;
-        } else if (err != null) {
-            outcome = JobState.CANCELLED;
-        } else {
-            outcome = JobState.SUCCEEDED;
-        }
+        JobState outcome = Attempt.outcome(run, l.cancelRequested, err);
         Run.Failure f = outcome == JobState.TIMED_OUT ? new Run.Failure("", "the job ran past its timeout of " + l.spec.timeoutMs() + " ms")
                 : run.failure();
         JobRecord.Failure failure = f == null ? null

@@ -9,10 +9,8 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -22,7 +20,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ByteShare;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.channel.spi.ChannelDirectory;
@@ -36,9 +33,6 @@ import io.gosched.api.workload.Violation;
 import io.gosched.api.workload.Workload;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
-import io.gosched.context.CancelContext;
-import io.gosched.context.Context;
-import io.gosched.runtime.Chan;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.time.Time;
 import reactor.core.publisher.Flux;
@@ -363,29 +357,10 @@ public final class JobService {
 
     /** The main goroutine of one attempt. Runs in a goroutine of the service's runtime. */
     private void run(Job job) {
-        CancelContext ctx = Context.withTimeout(Context.background(), Duration.ofMillis(job.spec.timeoutMs()));
-        Map<String, Chan<Object>> chans = new HashMap<>();
-        Map<String, ByteShare> shares = new HashMap<>();
-        Workload w = job.spec.workload();
-        for (Workload.ChannelDecl d : w.channels()) {
-            chans.put(d.name(), Chan.make(d.capacity()));
-        }
-        Run.Failure missing = null;
-        for (Map.Entry<String, String> e : w.sharedChannels().entrySet()) {
-            ChannelService.NamedChannel ch = channels.named(e.getKey());
-            if (ch == null) {
-                missing = new Run.Failure(e.getValue(), "channel '" + e.getKey() + "' was deleted before the job started");
-            } else {
-                chans.put(e.getKey(), ch.chan());
-                shares.put(e.getKey(), ch.share());
-            }
-        }
-        Run run = new Run(ctx, chans, shares);
+        Run run = Attempt.start(job.spec, channels, name -> "channel '" + name + "' was deleted before the job started");
         job.attach(run);
-        if (missing != null) {
-            run.fail(missing);
-        } else {
-            interpreter.run(w, run);
+        if (run.failure() == null) {
+            interpreter.run(job.spec.workload(), run);
         }
         finish(job, run);
     }
@@ -406,18 +381,7 @@ public final class JobService {
     /** Ends an attempt: decides its outcome, retries or retires the job, frees its reservation. */
     private void finish(Job job, Run run) {
         RuntimeException err = run.context().err(); // read before our own cancel below
-        JobState outcome;
-        if (run.failure() != null) {
-            outcome = JobState.FAILED;
-        } else if (job.cancelRequested()) {
-            outcome = JobState.CANCELLED;
-        } else if (err == Context.DEADLINE_EXCEEDED) {
-            outcome = JobState.TIMED_OUT;
-        } else if (err != null) {
-            outcome = JobState.CANCELLED;
-        } else {
-            outcome = JobState.SUCCEEDED;
-        }
+        JobState outcome = Attempt.outcome(run, job.cancelRequested(), err);
         if (outcome == JobState.TIMED_OUT) {
             run.fail(new Run.Failure("", "the job ran past its timeout of " + job.spec.timeoutMs() + " ms"));
         }
