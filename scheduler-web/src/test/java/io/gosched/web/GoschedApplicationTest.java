@@ -42,8 +42,7 @@ class GoschedApplicationTest {
         List<String> missing = Dashboard.load().metricNames().stream()
                 .filter(name -> !Pattern.compile("(?m)^" + name + "[{ ]").matcher(text).find())
                 // the cluster row's meters exist only in cluster mode (ClusterDashboardTest proves them)
-                .filter(name -> !name.startsWith("gosched_cluster_") && !name.equals("gosched_jobs_redelivered_total")
-                        && !name.equals("gosched_jobs_lost_total"))
+                .filter(name -> !Dashboard.isClusterOnly(name))
                 .toList();
         assertThat(missing).as("dashboard metrics absent from /actuator/prometheus").isEmpty();
         assertThat(text).contains("gosched_sched_goroutines_created_goroutines_total");

@@ -23,6 +23,23 @@ public final class Dashboard {
             return expr.replace("$__rate_interval", rateInterval).replace("$__interval", rateInterval)
                     .replace("$instance", ".*").replace("$node", ".*");
         }
+
+        /** Whether the query reads a meter that exists only in cluster mode (ClusterDashboardTest proves those). */
+        public boolean clusterOnly() {
+            Matcher m = METRIC.matcher(expr);
+            while (m.find()) {
+                if (isClusterOnly(m.group(1))) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** The cluster row's meters: registered only when gosched.cluster.nats.url is set. */
+    public static boolean isClusterOnly(String metricName) {
+        return metricName.startsWith("gosched_cluster_") || metricName.equals("gosched_jobs_redelivered_total")
+                || metricName.equals("gosched_jobs_lost_total");
     }
 
     private static final Pattern METRIC = Pattern.compile("\\b([a-z_][a-z0-9_]*)\\s*(?:\\{|\\[|\\)|$)");
