@@ -35,6 +35,15 @@ final class G implements Runnable {
 
     private static final String[] STATUS_NAMES = {"idle", "runnable", "running", "syscall", "waiting", "readied", "dead"};
 
+    /**
+     * Or-ed into WAITING or RUNNABLE while a goroutine snapshot reads the G's unmounted stack
+     * (GoRuntime.goroutines). Set only by the snapshot, with a CAS from the plain status, and
+     * cleared by it; every other transition out of a scanned status waits in casgstatus until
+     * the bit is gone, so nobody mounts a continuation while its frames are being walked.
+     * Go: runtime/runtime2.go _Gscan
+     */
+    static final int SCAN = 0x1000;
+
     // ---- what the G asks of its M when it yields (read by the M after run() returns) -----------
     static final int OP_NONE = 0;
     /** gopark: mark waiting, run the commit. */
@@ -126,8 +135,27 @@ final class G implements Runnable {
     long runnableSince;
     int trackingSeq;
 
+    // ---- observability: identity, labels, creation, wait time (see AllGs, GoroutineInfo) ---------
+    /**
+     * This G's entry in the runtime's weak list of all Gs. Created with the G and kept across
+     * reuse; it holds what a leak report needs after the G itself is gone (goid, labels, created
+     * at, wait reason), because the G is only weakly reachable from it. Go: allgs
+     */
+    final AllGs.Ref ref;
+    /**
+     * pprof labels: an immutable map, never null, inherited from the creator (Go: g.labels).
+     * Written by the creating M before the G is visible and by the G itself (Go.withLabels).
+     */
+    java.util.Map<String, String> labels = java.util.Map.of();
+    /**
+     * When the current wait began (nanotime, sysmon's coarse clock), or 0 when unknown; written
+     * at every park, stamped lazily by a snapshot when 0. Go: g.waitsince
+     */
+    long waitSince;
+
     G(Sched sched) {
         this.sched = sched;
+        this.ref = sched.allgs.add(this);
     }
 
     /** The body of the coroutine: the user's function, then goexit (when run() returns). */
@@ -158,8 +186,38 @@ final class G implements Runnable {
      */
     void casgstatus(int from, int to) {
         if (!STATUS.compareAndSet(this, from, to)) {
-            throw new IllegalStateException("casgstatus: goroutine " + goid + " is "
-                    + statusName(status) + ", expected " + statusName(from) + " -> " + statusName(to));
+            casgstatusSlow(from, to);
+        }
+    }
+
+    /** casgstatus when the CAS failed: waits out a snapshot reading the stack (SCAN), else fails. */
+    private void casgstatusSlow(int from, int to) {
+        for (;;) {
+            int s = status;
+            if (s == (from | SCAN)) {
+                Thread.onSpinWait(); // a snapshot walks the frames for a few microseconds
+            } else if (STATUS.compareAndSet(this, from, to)) {
+                return;
+            } else if (status != (from | SCAN)) {
+                throw new IllegalStateException("casgstatus: goroutine " + goid + " is "
+                        + statusName(status) + ", expected " + statusName(from) + " -> " + statusName(to));
+            }
+        }
+    }
+
+    /**
+     * Sets SCAN on a WAITING or RUNNABLE G so that nobody mounts it; false when the G is in any
+     * other status (or being scanned). Only snapshots call it; {@link #endScan} undoes it.
+     * Can be executed by any thread. Go: runtime/proc.go castogscanstatus
+     */
+    boolean tryBeginScan(int from) {
+        return (from == WAITING || from == RUNNABLE) && STATUS.compareAndSet(this, from, from | SCAN);
+    }
+
+    /** Clears SCAN set by {@link #tryBeginScan}. Go: runtime/proc.go casfrom_Gscanstatus */
+    void endScan(int from) {
+        if (!STATUS.compareAndSet(this, from | SCAN, from)) {
+            throw new IllegalStateException("endScan: goroutine " + goid + " is " + statusName(status));
         }
     }
 
@@ -191,6 +249,9 @@ final class G implements Runnable {
     }
 
     static String statusName(int s) {
+        if ((s & SCAN) != 0) {
+            return "scan " + statusName(s & ~SCAN);
+        }
         return s >= 0 && s < STATUS_NAMES.length ? STATUS_NAMES[s] : Integer.toString(s);
     }
 

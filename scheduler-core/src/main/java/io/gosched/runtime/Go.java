@@ -1,6 +1,7 @@
 package io.gosched.runtime;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -172,6 +173,75 @@ public final class Go {
         }
         gp.locks--;
         Coroutine.unpinCurrent();
+    }
+
+    // =============================================================================================
+    // pprof labels (Go: runtime/pprof Do, Labels, ForLabels; runtime's g.labels)
+    // =============================================================================================
+
+    /** Labels of platform threads inside withLabels; a goroutine keeps its own in its G. */
+    private static final ThreadLocal<Map<String, String>> THREAD_LABELS = ThreadLocal.withInitial(Map::of);
+
+    /**
+     * pprof.Do: runs body with the current labels plus these (a key already set takes the new
+     * value), then restores the old set, also when body throws. Goroutines started inside body
+     * inherit the labels in force at their {@code go} call, and keep them for their whole life.
+     * Labels show in {@link GoRuntime#goroutines()}, {@link GoRuntime#dumpGoroutines()}, leak
+     * reports and traces. On a platform thread they apply to the goroutines it starts with
+     * {@link GoRuntime#go(Runnable)}.
+     *
+     * @throws NullPointerException if labels, one of its keys or values, or body is null
+     */
+    public static void withLabels(Map<String, String> labels, Runnable body) {
+        java.util.Objects.requireNonNull(labels, "labels");
+        java.util.Objects.requireNonNull(body, "body");
+        G gp = Scheduler.getg();
+        Map<String, String> old = gp != null ? gp.labels : THREAD_LABELS.get();
+        Map<String, String> merged = mergeLabels(old, labels);
+        setLabels(gp, merged);
+        try {
+            body.run();
+        } finally {
+            setLabels(gp, old);
+        }
+    }
+
+    /**
+     * The current goroutine's (or platform thread's) labels: an immutable map sorted by key,
+     * empty when none, never null. Go: pprof.Label / ForLabels over the context's labels
+     */
+    public static Map<String, String> labels() {
+        G gp = Scheduler.getg();
+        return gp != null ? gp.labels : THREAD_LABELS.get();
+    }
+
+    /** The labels a goroutine started by this platform thread inherits. */
+    static Map<String, String> threadLabels() {
+        return THREAD_LABELS.get();
+    }
+
+    private static void setLabels(G gp, Map<String, String> labels) {
+        if (gp != null) {
+            gp.labels = labels;
+            gp.ref.labels = labels;
+        } else if (labels.isEmpty()) {
+            THREAD_LABELS.remove();
+        } else {
+            THREAD_LABELS.set(labels);
+        }
+    }
+
+    /** old plus add, add winning; an unmodifiable map sorted by key (pprof keeps a sorted list). */
+    static Map<String, String> mergeLabels(Map<String, String> old, Map<String, String> add) {
+        if (add.isEmpty()) {
+            return old;
+        }
+        java.util.TreeMap<String, String> m = new java.util.TreeMap<>(old);
+        for (Map.Entry<String, String> e : add.entrySet()) {
+            m.put(java.util.Objects.requireNonNull(e.getKey(), "label key"),
+                    java.util.Objects.requireNonNull(e.getValue(), () -> "value of label " + e.getKey()));
+        }
+        return java.util.Collections.unmodifiableSortedMap(m);
     }
 
     private static G current(String what) {

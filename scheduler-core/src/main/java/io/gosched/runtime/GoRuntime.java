@@ -218,6 +218,107 @@ public final class GoRuntime implements AutoCloseable {
         return Stats.snapshot(sched);
     }
 
+    // =============================================================================================
+    // Goroutine snapshots, the traceback dump, leaks (Go: runtime.Stack(all), pprof goroutine
+    // profile, Go 1.26 goroutineleak)
+    // =============================================================================================
+
+    /**
+     * Every live goroutine, ordered by id: its state, wait reason and time, labels, own stack,
+     * parent and creation frame (see {@link GoroutineInfo}). No stop-the-world: each goroutine is
+     * looked at on its own, so the list is not one instant of the whole program (Go's
+     * runtime.Stack(all) stops the world; a dump here never pauses the scheduler). A parked or
+     * runnable goroutine is held for the few microseconds its frames are walked (a waker that
+     * comes then waits that long); a goroutine mounted on a thread (running, in a syscall, wired
+     * by lockOSThread) is reported with an empty stack. Leaked goroutines are not listed (see
+     * {@link #leakedGoroutines()}). Cost: see docs/debugging.md (about 100k goroutines a second).
+     */
+    public List<GoroutineInfo> goroutines() {
+        AllGs allgs = sched.allgs;
+        allgs.poll();
+        List<GoroutineInfo> out = new ArrayList<>(allgs.size());
+        synchronized (allgs) { // one snapshot at a time: a second would find Gs in SCAN
+            long now = RuntimeTimer.nanotime();
+            for (G gp : allgs.snapshot()) {
+                GoroutineInfo info = snapshot(gp, now);
+                if (info != null) {
+                    out.add(info);
+                }
+            }
+        }
+        out.sort(java.util.Comparator.comparingLong(GoroutineInfo::id));
+        return out;
+    }
+
+    /** One G's snapshot, or null when it is not a live goroutine. allgs' monitor is held. */
+    private static GoroutineInfo snapshot(G gp, long now) {
+        int st = gp.status();
+        switch (st) {
+            case G.RUNNING, G.READIED -> {
+                return info(gp, "running", null, 0, List.of());
+            }
+            case G.SYSCALL -> {
+                return info(gp, "syscall", null, 0, List.of());
+            }
+            case G.WAITING, G.RUNNABLE -> {
+                if (!gp.tryBeginScan(st)) {
+                    return snapshot(gp, now); // it changed status meanwhile: look again
+                }
+                try {
+                    // Under SCAN the G cannot run, so its fields hold still. Re-read lockedm: a G
+                    // that locked its thread in the meantime parks mounted, and cannot be walked.
+                    List<StackTraceElement> stack = gp.lockedm == null ? Traceback.stackOf(gp) : List.of();
+                    if (st == G.RUNNABLE) {
+                        return info(gp, "runnable", null, 0, stack);
+                    }
+                    if (gp.waitSince == 0) {
+                        gp.waitSince = now; // no sysmon clock: from the first snapshot on, as Go's GC stamps waitsince
+                    }
+                    return info(gp, "waiting", gp.waitreason(), now - gp.waitSince, stack);
+                } finally {
+                    gp.endScan(st);
+                }
+            }
+            default -> {
+                return null; // idle (being created) or dead
+            }
+        }
+    }
+
+    private static GoroutineInfo info(G gp, String state, WaitReason reason, long waitedNanos, List<StackTraceElement> stack) {
+        AllGs.Ref r = gp.ref;
+        return new GoroutineInfo(gp.goid, state, reason != null ? reason.toString() : "",
+                Duration.ofNanos(Math.max(0, waitedNanos)), gp.labels, stack, r.parentGoid, r.createdAt);
+    }
+
+    /**
+     * {@link #goroutines()} as Go prints a traceback of all goroutines (runtime.Stack(all),
+     * {@code /debug/pprof/goroutine?debug=2}): a {@code goroutine 7 [chan receive, 2 minutes]:}
+     * header (labels in it, as Go 1.26's tracebacklabels), the frames without the runtime's own,
+     * and {@code created by ... in goroutine 1}; goroutines separated by a blank line.
+     */
+    public String dumpGoroutines() {
+        return Traceback.dump(goroutines());
+    }
+
+    /**
+     * The goroutines found leaked so far, oldest first: each was blocked on a channel, select or
+     * io.gosched.sync object that no live goroutine or thread could reach any more, so the garbage
+     * collector reclaimed it (Go 1.26's goroutineleak). A report has the id, wait reason, labels,
+     * parent and creation frame; its stack is empty (it is gone). Found only after a collection:
+     * a leak shows up at the first GC that reaches it. The newest 10,000 are kept; {@link
+     * #leakedGoroutinesTotal()} counts all. A leaked goroutine is no longer counted as live.
+     */
+    public List<GoroutineInfo> leakedGoroutines() {
+        return sched.allgs.leaked();
+    }
+
+    /** How many goroutines were found leaked since start (gosched_goroutines_leaked_total). */
+    public long leakedGoroutinesTotal() {
+        sched.allgs.poll();
+        return sched.allgs.leakedTotal.get();
+    }
+
     /** Go's GODEBUG=schedtrace line, and with detail one line per P and per M (scheddetail). */
     public String schedtrace(boolean detail) {
         return Stats.schedtrace(sched, detail);

@@ -92,6 +92,16 @@ final class RunQueue extends RunQueuePad2 {
      */
     private int runnextPuts;
 
+    /*
+     * Free slots hold no G. A stale reference in a consumed slot would keep a G that has since
+     * parked strongly reachable, and a G parked on a channel nobody can reach must be collectable
+     * for leak detection (see AllGs). Go's runq is a guintptr array the collector does not scan;
+     * here the owner nulls consumed slots: its own at once (getRing), those thieves took lazily,
+     * before its next write into the ring (clearConsumed), since only it may write slots.
+     */
+    /** Every slot index below this (and below head) has been nulled. Owner only. */
+    private int cleared;
+
     long q00, q01, q02, q03, q04, q05, q06, q07;
 
     RunQueue(int capacity) {
@@ -154,12 +164,28 @@ final class RunQueue extends RunQueuePad2 {
     boolean putTail(G gp) {
         int h = lvHead(); // load-acquire, sync with consumers
         int t = lpTail();
+        if (cleared != h) {
+            clearConsumed(h);
+        }
         if (t - h < ring.length) {
             ring[t & mask] = gp;
             soTail(t + 1); // store-release, makes the slot available for consumption
             return true;
         }
         return false;
+    }
+
+    /**
+     * Nulls the slots consumed since the last call, up to h, a head value read by the owner. Must
+     * run before the owner writes a slot computed from h: a consumed slot not yet cleared could
+     * otherwise be reused for a live G and then nulled. Safe against consumers: a consumer reading a
+     * slot below head holds an old head, and its CAS on head fails. Executed only by the owner P.
+     */
+    private void clearConsumed(int h) {
+        for (int i = cleared; i != h; i++) {
+            ring[i & mask] = null;
+        }
+        cleared = h;
     }
 
     /**
@@ -179,6 +205,7 @@ final class RunQueue extends RunQueuePad2 {
             batch[i] = ring[(h + i) & mask];
         }
         if (!casHead(h, h + n)) {
+            java.util.Arrays.fill(batch, 0, n, null); // the batch array is reused: drop references
             return 0;
         }
         return n;
@@ -206,6 +233,10 @@ final class RunQueue extends RunQueuePad2 {
             }
             G gp = ring[h & mask];
             if (casHead(h, h + 1)) { // cas-release, commits consume
+                if (cleared == h) {
+                    ring[h & mask] = null; // see "Free slots hold no G"
+                    cleared = h + 1;
+                }
                 return gp;
             }
         }
@@ -298,6 +329,9 @@ final class RunQueue extends RunQueuePad2 {
             if (casHead(h, h + n)) { // cas-release, commits consume
                 return n;
             }
+            for (int i = 0; i < n; i++) {
+                into[(thiefHead + i) & intoMask] = null; // the thief's free slots hold no G
+            }
         }
     }
 
@@ -308,6 +342,10 @@ final class RunQueue extends RunQueuePad2 {
      */
     G steal(RunQueue victim, boolean stealRunNext, boolean victimRunning) {
         int t = lpTail();
+        int h0 = lvHead();
+        if (cleared != h0) {
+            clearConsumed(h0); // before grab writes our slots
+        }
         int n = victim.grab(ring, mask, t, stealRunNext, victimRunning);
         lastStealBackedOff = n == BACKED_OFF;
         if (n <= 0) {
@@ -317,6 +355,7 @@ final class RunQueue extends RunQueuePad2 {
         lastStealCount = n;
         n--;
         G gp = ring[(t + n) & mask];
+        ring[(t + n) & mask] = null; // returned to run now, not published: its slot stays free
         if (n == 0) {
             return gp;
         }

@@ -65,6 +65,16 @@ final class Sched {
 
     final AtomicLong goidgen = new AtomicLong();
 
+    /** Every G, weakly, and the leaked ones (see AllGs). */
+    final AllGs allgs = new AllGs();
+    /**
+     * nanotime as of sysmon's last tick (20 us to 10 ms old), 0 without sysmon: a park stamps
+     * G.waitSince with it instead of reading the clock (25 ns or more, a tenth of a park here).
+     * Written only by sysmon, at most every 20 us: every park reads it, and a write costs each
+     * reading core one cache miss.
+     */
+    volatile long coarseNanotime;
+
     // ---- global G free list (guarded by lock) --------------------------------------------------
     G gFree;
     int gFreeCount;

@@ -154,7 +154,10 @@ final class Scheduler {
         if (gp.status() == G.SYSCALL) {
             throw notInSyscall(gp, reason);
         }
-        gp.waitreason = reason.code();
+        byte code = reason.code();
+        gp.waitreason = code;
+        gp.ref.waitreason = code; // for a leak report, if nothing reachable ever wakes gp
+        gp.waitSince = gp.sched.coarseNanotime;
         gp.parkCommit = commit;
         if (arg != null) {
             gp.parkArg = arg; // see G "Why the park fields are few"
@@ -231,6 +234,10 @@ final class Scheduler {
                 return false;
             }
             int st = gp.status();
+            if (st == (G.WAITING | G.SCAN)) {
+                Thread.onSpinWait(); // a goroutine snapshot is walking its frames
+                continue;
+            }
             if (st != G.RUNNING && st != G.WAITING) {
                 throw new IllegalStateException("goready: goroutine " + gp.goid + " is " + G.statusName(st));
             }
@@ -250,7 +257,10 @@ final class Scheduler {
      */
     static boolean goparkUnlocked(G gp, WaitReason reason) {
         assert gp.status() != G.SYSCALL : "goparkUnlocked inside a syscall";
-        gp.waitreason = reason.code();
+        byte code = reason.code();
+        gp.waitreason = code;
+        gp.ref.waitreason = code; // for a leak report, if nothing reachable ever wakes gp
+        gp.waitSince = gp.sched.coarseNanotime;
         gp.op = G.OP_PARK;
         if (!yieldToScheduler(gp)) {
             gp.op = G.OP_NONE;
@@ -389,6 +399,7 @@ final class Scheduler {
             }
             G newg = newG(fn, null);
             newg.goid = sched.goidgen.incrementAndGet();
+            describe(newg, fn, curg);
             sched.spawnedOutside.incrementAndGet();
             trackRunnable(newg, ThreadLocalRandom.current().nextInt());
             if (Trace.on) {
@@ -400,6 +411,7 @@ final class Scheduler {
         }
         G newg = newG(fn, pp);
         newg.goid = nextGoid(pp);
+        describe(newg, fn, curg);
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
         if (Trace.on) {
@@ -427,6 +439,22 @@ final class Scheduler {
         return gp;
     }
 
+    /**
+     * Records who created newg, where, and its inherited labels (Go: newproc1 sets parentGoid,
+     * gopc and copies the creator's labels), in the G and in its AllGs.Ref for a leak report.
+     * creator is the running goroutine, or null: then a platform thread's Go.withLabels labels.
+     * Executed only by the creating thread, before newg is queued.
+     */
+    private static void describe(G newg, Runnable fn, G creator) {
+        java.util.Map<String, String> labels = creator != null ? creator.labels : Go.threadLabels();
+        newg.labels = labels;
+        AllGs.Ref r = newg.ref;
+        r.goid = newg.goid;
+        r.parentGoid = creator != null ? creator.goid : 0;
+        r.labels = labels;
+        r.createdAt = Traceback.creationFrame(fn);
+    }
+
     /** Owner P only. Go: newproc1's goid cache. */
     private long nextGoid(P pp) {
         if (pp.goidcache == pp.goidcacheend) {
@@ -450,11 +478,13 @@ final class Scheduler {
         gp.coroutine = null;
         gp.param = null;
         gp.waitreason = 0;
+        gp.labels = java.util.Map.of();
         P pp = mp.p;
         if (pp != null) {
             pp.count(P.C_EXITED);
             gfput(pp, gp);
         } else {
+            sched.allgs.retire(gp.ref); // dropped, not recycled: its collection is no leak
             sched.lock.lock();
             try {
                 sched.exitedWithoutP++;
@@ -2007,8 +2037,8 @@ final class Scheduler {
                 // Unwind gp on its own thread; execute then ends it (exitLocked) and this M.
                 mp.curg = gp;
                 gp.m = mp;
-                if (!gp.casStatus(G.WAITING, G.RUNNING)) {
-                    gp.casgstatus(G.RUNNABLE, G.RUNNING);
+                while (!gp.casStatus(G.WAITING, G.RUNNING) && !gp.casStatus(G.RUNNABLE, G.RUNNING)) {
+                    Thread.onSpinWait(); // a goroutine snapshot holds it in SCAN for a moment
                 }
                 throw new LockedMStopped();
             }

@@ -45,12 +45,31 @@ public final class Sema {
     private final RuntimeLock lock = new RuntimeLock();
     private final Chan.WaitQ waiters = new Chan.WaitQ(); // guarded by lock
 
-    /** A semaphore holding {@code initial} counts. */
+    /** What a goroutine waiting here shows in goroutine dumps (Go passes it to semacquire1). */
+    private final WaitReason reason;
+
+    /** A semaphore holding {@code initial} counts; its waiters show as {@code semacquire}. */
     public Sema(int initial) {
+        this(initial, WaitReason.SEMACQUIRE);
+    }
+
+    /**
+     * A semaphore holding {@code initial} counts whose waiting goroutines show waitReason in
+     * goroutine dumps: one of Go's strings, such as {@code "sync.Mutex.Lock"} or
+     * {@code "sync.WaitGroup.Wait"} (Go's semacquire1 reason argument).
+     *
+     * @throws IllegalArgumentException if waitReason is not one of Go's wait reasons
+     */
+    public Sema(int initial, String waitReason) {
+        this(initial, WaitReason.named(waitReason));
+    }
+
+    private Sema(int initial, WaitReason reason) {
         if (initial < 0) {
             throw new IllegalArgumentException("negative semaphore count: " + initial);
         }
         this.count = initial;
+        this.reason = reason;
     }
 
     /** Takes one count, waiting (at the back of the queue) while there is none. Go: runtime/sema.go semacquire */
@@ -108,7 +127,7 @@ public final class Sema {
             }
             if (gp != null) {
                 try {
-                    Scheduler.gopark(lock, null, WaitReason.SEMACQUIRE);
+                    Scheduler.gopark(lock, null, reason);
                 } catch (IllegalStateException pinned) {
                     // Could not park (pinned goroutine): no commit ran, the lock is still held.
                     waiters.dequeueSudoG(s);

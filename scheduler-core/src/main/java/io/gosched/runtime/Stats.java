@@ -20,7 +20,8 @@ final class Stats {
      */
     static long liveGoroutines(Sched sched) {
         P[] allp = everyP(sched);
-        long exited = 0;
+        sched.allgs.poll();
+        long exited = sched.allgs.leakedTotal.get(); // leaked goroutines are gone too (Go 1.26 does not count them)
         for (P pp : allp) {
             exited += pp.counter(P.C_EXITED);
         }

@@ -112,6 +112,8 @@ final class Sysmon implements Runnable {
             if (stopped) {
                 break;
             }
+            sched.coarseNanotime = RuntimeTimer.nanotime();
+            sched.allgs.poll(); // leak reports for Gs the collector found unreachable (cheap when none)
             pollIfStale();
             long now = sched.config.nanoClock().getAsLong();
             idle = retake(now) > 0 ? 0 : idle + 1;

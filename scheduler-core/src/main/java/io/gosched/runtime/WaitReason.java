@@ -21,7 +21,9 @@ enum WaitReason {
     TIMER("timer"),
     SYSCALL_EXIT("exitsyscall"),
     PREEMPTED("preempted"),
-    FOREVER("forever");
+    FOREVER("forever"),
+    // New reasons go last: trace events carry the ordinal.
+    SYNC_COND_WAIT("sync.Cond.Wait");
 
     private final String text;
 
@@ -38,6 +40,16 @@ enum WaitReason {
 
     static WaitReason of(byte code) {
         return code == 0 ? null : VALUES[code - 1];
+    }
+
+    /** The reason whose text is s. @throws IllegalArgumentException if none is */
+    static WaitReason named(String s) {
+        for (WaitReason r : VALUES) {
+            if (r.text.equals(s)) {
+                return r;
+            }
+        }
+        throw new IllegalArgumentException("not one of Go's wait reasons: " + s);
     }
 
     @Override

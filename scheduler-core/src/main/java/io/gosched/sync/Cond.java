@@ -40,7 +40,7 @@ public final class Cond {
     /** A parked wait: its ticket and the semaphore it sleeps on. */
     private static final class Waiter {
         final int ticket;
-        final Sema sema = new Sema(0);
+        final Sema sema = new Sema(0, "sync.Cond.Wait");
         Waiter next;
 
         Waiter(int ticket) {

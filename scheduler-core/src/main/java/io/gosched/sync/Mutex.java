@@ -56,7 +56,7 @@ public final class Mutex {
     }
 
     private volatile int state;
-    private final Sema sema = new Sema(0);
+    private final Sema sema = new Sema(0, "sync.Mutex.Lock");
     /**
      * Times this mutex entered starvation mode (for tests and diagnostics);
      * bumped only on the slow path, by the waiter whose CAS sets {@link #MUTEX_STARVING}.

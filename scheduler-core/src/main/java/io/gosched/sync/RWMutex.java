@@ -16,8 +16,8 @@ public final class RWMutex {
     static final int RWMUTEX_MAX_READERS = 1 << 30;
 
     private final Mutex w = new Mutex();              // held if there are pending writers
-    private final Sema writerSem = new Sema(0);       // for writers to wait for completing readers
-    private final Sema readerSem = new Sema(0);       // for readers to wait for completing writers
+    private final Sema writerSem = new Sema(0, "sync.RWMutex.Lock");       // for writers to wait for completing readers
+    private final Sema readerSem = new Sema(0, "sync.RWMutex.RLock");       // for readers to wait for completing writers
     private final AtomicInteger readerCount = new AtomicInteger(); // number of pending readers (negative: a writer is pending)
     private final AtomicInteger readerWait = new AtomicInteger();  // number of departing readers
 

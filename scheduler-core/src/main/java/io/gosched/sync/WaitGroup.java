@@ -38,7 +38,7 @@ public final class WaitGroup {
     }
 
     private final AtomicLong state = new AtomicLong();
-    private final Sema sema = new Sema(0);
+    private final Sema sema = new Sema(0, "sync.WaitGroup.Wait");
 
     /**
      * Adds delta (possibly negative) to the counter; at zero, releases every waiter.

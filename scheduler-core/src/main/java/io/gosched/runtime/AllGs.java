@@ -1,0 +1,129 @@
+package io.gosched.runtime;
+
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Every G of one runtime, held weakly, and the goroutines the garbage collector found leaked.
+ *
+ * <p>Go keeps {@code allgs}, a strong list, and since Go 1.26 its GC finds goroutines blocked on
+ * a channel or sync object that no running goroutine can reach ({@code goroutineleak}). Here the
+ * JVM's collector does the reachability part: the runtime holds a parked G only through what it
+ * waits on (the channel's or semaphore's sudog queue, the timer heap for a sleep, the poller for
+ * I/O); nothing else keeps a strong reference to a WAITING G (run-queue slots are cleared once
+ * taken, {@code M.curg} is cleared when the G yields, the trace stores only goids). So a G parked
+ * on a channel that only it (or other such goroutines) can reach is itself unreachable; the
+ * collector clears its {@link Ref} and enqueues it, and {@link #poll} turns the Ref into a leak
+ * report. This list therefore holds {@link Ref}s, weak references that carry the facts a report
+ * needs, since the G itself is gone by then.
+ *
+ * <p>One Ref per G object, created with it and kept when the G is recycled through the free lists:
+ * a dead G sits on a free list (strongly held), so only a parked G can be collected. The one place
+ * a dead G is dropped, an exit on an M without a P, retires its Ref first ({@link #retire}).
+ *
+ * <p>A goroutine wired to its thread by {@code Go.lockOSThread} parks with its frames mounted on
+ * that thread, a GC root: it is never reported. Neither is one blocked on something a live thread
+ * or goroutine can still reach, since that keeps the sudog, and the G, reachable.
+ *
+ * Go: runtime/proc.go allgs; runtime/mgc.go goroutine leak detection (Go 1.26)
+ */
+final class AllGs {
+
+    /**
+     * A weak reference to one G with what outlives it. goid, parentGoid, labels and createdAt are
+     * written by the creating M before the G is queued (newproc), waitreason at every park; a
+     * leak report reads them after the collector cleared the referent.
+     */
+    static final class Ref extends WeakReference<G> {
+        // Plain fields: written by the creating M before the G is queued. A leak report reads them
+        // after a collection (a safepoint: every earlier write is visible); a dump may read a
+        // recycled G's previous values for a moment, which a snapshot can afford.
+        long goid;
+        long parentGoid;
+        Map<String, String> labels = Map.of();
+        StackTraceElement createdAt;
+        /** The wait reason of the last park (WaitReason code), written at every park. */
+        byte waitreason;
+
+        Ref(G g, ReferenceQueue<G> q) {
+            super(g, q);
+        }
+    }
+
+    private final Set<Ref> all = ConcurrentHashMap.newKeySet();
+    private final ReferenceQueue<G> collected = new ReferenceQueue<>();
+    /** The most leak reports kept; older ones are dropped (leakedTotal still counts them). */
+    static final int MAX_LEAK_REPORTS = 10_000;
+
+    private final java.util.ArrayDeque<GoroutineInfo> leaked = new java.util.ArrayDeque<>(); // guarded by itself
+    /** Leaked goroutines found so far (Go's goroutineleak profile count); never decreases. */
+    final AtomicLong leakedTotal = new AtomicLong();
+
+    /** Registers a new G object. Can be executed by any thread. */
+    Ref add(G g) {
+        Ref r = new Ref(g, collected);
+        all.add(r);
+        return r;
+    }
+
+    /** Drops the Ref of a dead G that no free list will hold, so its collection is no leak. */
+    void retire(Ref r) {
+        r.clear(); // a cleared reference is not enqueued by the collector
+        all.remove(r);
+    }
+
+    /** The Gs still alive (any status), weakly: a G collected meanwhile is skipped. */
+    List<G> snapshot() {
+        List<G> out = new ArrayList<>(all.size());
+        for (Ref r : all) {
+            G g = r.get();
+            if (g != null) {
+                out.add(g);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Turns every Ref the collector enqueued into a leak report. Cheap when nothing was collected
+     * (ReferenceQueue.poll reads one field). Can be executed by any thread.
+     */
+    void poll() {
+        java.lang.ref.Reference<? extends G> x;
+        while ((x = collected.poll()) != null) {
+            Ref r = (Ref) x;
+            if (!all.remove(r)) {
+                continue; // retired
+            }
+            WaitReason reason = WaitReason.of(r.waitreason);
+            GoroutineInfo info = new GoroutineInfo(r.goid, "waiting", reason != null ? reason.toString() : "",
+                    java.time.Duration.ZERO, r.labels, List.of(), r.parentGoid, r.createdAt);
+            synchronized (leaked) {
+                if (leaked.size() == MAX_LEAK_REPORTS) {
+                    leaked.removeFirst();
+                }
+                leaked.addLast(info);
+            }
+            leakedTotal.incrementAndGet();
+        }
+    }
+
+    /** The leak reports so far, oldest first. */
+    List<GoroutineInfo> leaked() {
+        poll();
+        synchronized (leaked) {
+            return List.copyOf(leaked);
+        }
+    }
+
+    /** The number of G objects registered, collected ones not yet polled included. */
+    int size() {
+        return all.size();
+    }
+}

@@ -1,0 +1,186 @@
+package io.gosched.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gosched.sync.Mutex;
+import io.gosched.sync.WaitGroup;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Leaked goroutines (Go 1.26's goroutineleak), found by the garbage collector: Go's
+ * runtime/goroutineleakprofile_test.go cases that apply (TestGoroutineLeakProfile: a goroutine
+ * blocked on a channel, select, or sync object nobody can reach is reported; one whose channel is
+ * still reachable is not).
+ */
+@Timeout(120)
+class GoroutineLeakTest {
+
+    /** Collects until pred holds or about 10 s pass; returns whether it held. */
+    private static boolean gcUntil(java.util.function.BooleanSupplier pred) throws InterruptedException {
+        for (int i = 0; i < 100; i++) {
+            System.gc();
+            Thread.sleep(20);
+            if (pred.getAsBoolean()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Starts, from a goroutine, one goroutine blocked forever by how, on an object only it can
+     * reach; returns its goid once it parked. Its own method, so nothing of it stays in the
+     * caller's frame.
+     */
+    private static long leakOne(GoRuntime rt, Map<String, String> labels, Consumer<Chan<Long>> how) throws Exception {
+        return rt.run(() -> {
+            Chan<Long> started = Chan.make(1);
+            Go.withLabels(labels, () -> Go.go(() -> how.accept(started)));
+            long id = started.recv();
+            GoTesting.await("parked", () -> rt.goroutines().stream().anyMatch(g -> g.id() == id && g.state().equals("waiting")));
+            return id;
+        });
+    }
+
+    private static void recvForever(Chan<Long> started) {
+        Chan<Integer> ch = Chan.make();
+        started.send(Go.goid());
+        ch.recv();
+    }
+
+    private static void sendForever(Chan<Long> started) {
+        Chan<Integer> ch = Chan.make();
+        started.send(Go.goid());
+        ch.send(1);
+    }
+
+    private static void selectForever(Chan<Long> started) {
+        Chan<Integer> a = Chan.make();
+        Chan<Integer> b = Chan.make(1);
+        b.send(0); // full: the send case blocks too
+        started.send(Go.goid());
+        Select.select(Select.recv(a), Select.send(b, 1));
+    }
+
+    private static void lockForever(Chan<Long> started) {
+        Mutex mu = new Mutex();
+        mu.lock();
+        started.send(Go.goid());
+        mu.lock();
+    }
+
+    private static void waitForever(Chan<Long> started) {
+        WaitGroup wg = new WaitGroup();
+        wg.add(1);
+        started.send(Go.goid());
+        wg.await();
+    }
+
+    private static List<Long> leakedIds(GoRuntime rt) {
+        return rt.leakedGoroutines().stream().map(GoroutineInfo::id).toList();
+    }
+
+    /** Go: TestGoroutineLeakProfile — every kind of forever-blocked goroutine on an unreachable object. */
+    @Test
+    void TestGoroutineLeakProfile() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            record Case(String reason, Consumer<Chan<Long>> how) { }
+            List<Case> cases = List.of(new Case("chan receive", GoroutineLeakTest::recvForever),
+                    new Case("chan send", GoroutineLeakTest::sendForever),
+                    new Case("select", GoroutineLeakTest::selectForever),
+                    new Case("sync.Mutex.Lock", GoroutineLeakTest::lockForever),
+                    new Case("sync.WaitGroup.Wait", GoroutineLeakTest::waitForever));
+            Map<Long, String> want = new java.util.HashMap<>();
+            for (Case c : cases) {
+                want.put(leakOne(rt, Map.of("case", c.reason()), c.how()), c.reason());
+            }
+            long liveBefore = rt.stats().goroutines();
+            assertTrue(gcUntil(() -> leakedIds(rt).containsAll(want.keySet())),
+                    "leaked " + rt.leakedGoroutines() + ", want " + want + "\n" + rt.dumpGoroutines());
+            for (GoroutineInfo g : rt.leakedGoroutines()) {
+                assertEquals(want.get(g.id()), g.waitReason(), "wait reason of " + g.id());
+                assertEquals(Map.of("case", g.waitReason()), g.labels());
+                assertEquals(GoroutineLeakTest.class.getName(), g.createdAt().getClassName());
+                assertThat(g.parentId()).isPositive();
+            }
+            assertEquals(cases.size(), rt.leakedGoroutinesTotal());
+            assertThat(rt.goroutines()).as("a leaked goroutine is gone from the dump").noneMatch(g -> want.containsKey(g.id()));
+            assertThat(rt.stats().goroutines()).as("and from the count").isLessThanOrEqualTo(liveBefore - cases.size());
+        }
+    }
+
+    /**
+     * A goroutine blocked on a channel a platform thread still holds is never reported, however
+     * many collections run; once the thread sends, it finishes.
+     */
+    @Test
+    void aWaiterOnAChannelAThreadHoldsIsNotReported() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            Chan<Integer> ch = Chan.make();
+            CountDownLatch go = new CountDownLatch(1);
+            CountDownLatch finished = new CountDownLatch(1);
+            Thread holder = Thread.ofPlatform().start(() -> {
+                Chan<Integer> mine = ch; // this thread's stack is what holds the channel
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                mine.send(1);
+            });
+            AtomicLong id = new AtomicLong();
+            rt.go(() -> {
+                id.set(Go.goid());
+                ch.recv();
+                finished.countDown();
+            });
+            GoTesting.await("parked", () -> rt.goroutines().stream().anyMatch(g -> g.id() == id.get() && g.state().equals("waiting")));
+            // A leak of another goroutine proves collections ran and were seen.
+            long leaked = leakOne(rt, Map.of(), GoroutineLeakTest::recvForever);
+            assertTrue(gcUntil(() -> leakedIds(rt).contains(leaked)), "the control leak was not found");
+            for (int i = 0; i < 5; i++) {
+                System.gc();
+            }
+            assertThat(leakedIds(rt)).doesNotContain(id.get());
+            assertThat(rt.goroutines()).anyMatch(g -> g.id() == id.get() && g.waitReason().equals("chan receive"));
+            go.countDown();
+            assertTrue(finished.await(10, TimeUnit.SECONDS), "the waiter was woken");
+            holder.join();
+            assertEquals(List.of(leaked), leakedIds(rt));
+        }
+    }
+
+    /** Sleeping goroutines and goroutines blocked on a channel a live goroutine holds are not leaks. */
+    @Test
+    void sleepersAndWaitersOnALiveGoroutinesChannelAreNotReported() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            Chan<Integer> stop = Chan.make();
+            rt.run(() -> {
+                Chan<Integer> work = Chan.make();
+                Go.go(() -> work.recv());                         // reachable: the holder below has it
+                Go.go(() -> Go.sleep(Duration.ofSeconds(30)));    // the timer heap holds it
+                Go.go(() -> {                                     // holds work, parked on stop
+                    stop.recv();
+                    work.send(1);
+                });
+                return null;
+            });
+            long leaked = leakOne(rt, Map.of(), GoroutineLeakTest::recvForever);
+            assertTrue(gcUntil(() -> leakedIds(rt).contains(leaked)), "the control leak was not found");
+            System.gc();
+            assertEquals(List.of(leaked), leakedIds(rt));
+            stop.send(1);
+            rt.shutdown(Duration.ofMillis(200));
+        }
+    }
+}
