@@ -7,6 +7,7 @@ import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.error.ProblemErrorWebExceptionHandler;
 import io.gosched.api.job.JobConfiguration;
 import io.gosched.api.job.JobService;
+import io.gosched.api.debug.DebugConfiguration;
 import io.gosched.api.scheduler.RuntimeConfiguration;
 import io.gosched.api.scheduler.RuntimeLifecycle;
 import io.gosched.api.scheduler.RuntimeProperties;
@@ -33,7 +34,7 @@ import org.springframework.context.annotation.Import;
         "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
 @EnableConfigurationProperties(ApiProperties.class)
 @Import({RuntimeConfiguration.class, BudgetConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class,
-        JobConfiguration.class})
+        JobConfiguration.class, DebugConfiguration.class})
 public class GoschedApiAutoConfiguration {
 
     @Bean

@@ -301,6 +301,11 @@ public final class GoRuntime implements AutoCloseable {
         return Traceback.dump(goroutines());
     }
 
+    /** Go's traceback text of these goroutines (a filtered {@link #goroutines()}), as {@link #dumpGoroutines()} writes it. */
+    public static String traceback(List<GoroutineInfo> goroutines) {
+        return Traceback.dump(goroutines);
+    }
+
     /**
      * The goroutines found leaked so far, oldest first: each was blocked on a channel, select or
      * io.gosched.sync object that no live goroutine or thread could reach any more, so the garbage

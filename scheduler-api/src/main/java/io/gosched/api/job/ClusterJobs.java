@@ -512,7 +512,9 @@ final class ClusterJobs {
         }
         for (Local l : start) {
             try {
-                runtime.go(() -> run(l));
+                // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces.
+                runtime.go(() -> io.gosched.runtime.Go.withLabels(l.spec.template() == null ? java.util.Map.of("job", l.id)
+                        : java.util.Map.of("job", l.id, "template", l.spec.template()), () -> run(l)));
             } catch (RuntimeException refused) { // the runtime is closing: hand the job back
                 l.abandoned = true;
                 endLocal(l);

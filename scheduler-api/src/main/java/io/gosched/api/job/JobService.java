@@ -340,7 +340,9 @@ public final class JobService {
     /** Starts the attempt's main goroutine, which makes the run's context, channels and steps. */
     private void start(Job job) {
         try {
-            runtime.go(() -> run(job));
+            // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces.
+            runtime.go(() -> io.gosched.runtime.Go.withLabels(job.spec.template() == null ? java.util.Map.of("job", job.id)
+                    : java.util.Map.of("job", job.id, "template", job.spec.template()), () -> run(job)));
         } catch (RuntimeException refused) { // the runtime is shutting down
             job.fail(new Run.Failure("", "the runtime refused the job: " + refused.getMessage()));
             memory.finish(job.charge, job.lastReceived(), job.error());
