@@ -119,7 +119,7 @@ final class Stats {
                 syscalls, global, local, goroutines, spawned, schedules, steals, stolen, preemptions,
                 syscallHandoffs + preemptHandoffs, timers, netpoll, preemptHandoffs, syscallHandoffs,
                 runnable, waiting, syscalls, new LatencyHistogram(bounds, counts, latCount, latSum / 1e9),
-                List.copyOf(detail), System.nanoTime() - sched.startNanos);
+                List.copyOf(detail), System.nanoTime() - sched.startNanos, sched.allgs.leakedTotal.get());
     }
 
     static String schedtrace(Sched sched, boolean detail) {

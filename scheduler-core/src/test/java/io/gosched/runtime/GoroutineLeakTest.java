@@ -114,6 +114,7 @@ class GoroutineLeakTest {
                 assertThat(g.parentId()).isPositive();
             }
             assertEquals(cases.size(), rt.leakedGoroutinesTotal());
+            assertEquals(cases.size(), rt.stats().leakedGoroutines(), "gosched_goroutines_leaked_total reads this");
             assertThat(rt.goroutines()).as("a leaked goroutine is gone from the dump").noneMatch(g -> want.containsKey(g.id()));
             assertThat(rt.stats().goroutines()).as("and from the count").isLessThanOrEqualTo(liveBefore - cases.size());
         }

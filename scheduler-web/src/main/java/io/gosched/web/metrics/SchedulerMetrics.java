@@ -40,6 +40,7 @@ import reactor.core.scheduler.Schedulers;
  *   <caption>Exposed names (Prometheus form)</caption>
  *   <tr><th>name</th><th>type</th><th>Go twin / meaning</th></tr>
  *   <tr><td>gosched_goroutines</td><td>gauge</td><td>go_goroutines</td></tr>
+ *   <tr><td>gosched_goroutines_leaked_total</td><td>counter</td><td>/goroutineleak (Go 1.26 profile count)</td></tr>
  *   <tr><td>gosched_sched_goroutines_{running,runnable,waiting,not_in_go}_goroutines</td><td>gauge</td>
  *       <td>/sched/goroutines/*:goroutines (not-in-go = in a syscall)</td></tr>
  *   <tr><td>gosched_sched_goroutines_created_goroutines_total</td><td>counter</td><td>/sched/goroutines-created:goroutines</td></tr>
@@ -107,6 +108,8 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
                 "Goroutines on a P right now", SchedulerMetrics::runningGoroutines);
         counter(registry, "gosched.sched.goroutines.created", "goroutines",
                 "Goroutines created since start", s -> s.spawned());
+        counter(registry, "gosched.goroutines.leaked", null, "Goroutines found leaked: blocked forever on a channel, "
+                + "select or sync object nobody can reach (Go 1.26 goroutineleak)", s -> s.leakedGoroutines());
         gauge(registry, "gosched.sched.gomaxprocs", "threads", "GOMAXPROCS, the number of Ps", s -> s.gomaxprocs());
         gauge(registry, "gosched.sched.threads.total", "threads", "Ms (scheduler threads) alive", s -> s.threads());
 

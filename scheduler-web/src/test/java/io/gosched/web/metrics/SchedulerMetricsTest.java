@@ -48,6 +48,7 @@ class SchedulerMetricsTest {
                 "gosched_sched_goroutines_not_in_go_goroutines 3.0",
                 "gosched_sched_goroutines_running_goroutines 1.0",
                 "gosched_sched_goroutines_created_goroutines_total 100.0",
+                "gosched_goroutines_leaked_total 110.0",
                 "gosched_schedules_total 101.0",
                 "gosched_steals_total 102.0",
                 "gosched_stolen_goroutines_total 103.0",

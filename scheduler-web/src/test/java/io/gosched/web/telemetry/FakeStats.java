@@ -28,7 +28,7 @@ public final class FakeStats {
                 new long[] {1, 2, 3, 4, 5}, 15, 0.5);
         return new SchedStats(procs, procs - 2, 8, 1, 2, 1, 9, local, 30,
                 base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, base + 8, base + 9,
-                11, 12, 3, h, ps, 5_000_000_000L);
+                11, 12, 3, h, ps, 5_000_000_000L, base + 10);
     }
 
     /** A source over {@code stats} with the given TTL and clock. */
