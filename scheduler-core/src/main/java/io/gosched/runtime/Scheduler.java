@@ -453,6 +453,9 @@ final class Scheduler {
         r.parentGoid = creator != null ? creator.goid : 0;
         r.labels = labels;
         r.createdAt = Traceback.creationFrame(fn);
+        if (Trace.on && !labels.isEmpty()) {
+            Trace.recordLabels(newg.goid, labels);
+        }
     }
 
     /** Owner P only. Go: newproc1's goid cache. */

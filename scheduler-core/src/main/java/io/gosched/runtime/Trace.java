@@ -135,6 +135,17 @@ public final class Trace {
         }
     }
 
+    /** The most goroutines whose labels one recording keeps. */
+    static final int MAX_LABELLED = 1 << 16;
+
+    /** Notes goid's labels for the active recording, if any (called when Trace.on, off the hot path). */
+    static void recordLabels(long goid, java.util.Map<String, String> labels) {
+        Recording r = active;
+        if (r != null && (r.labels.size() < MAX_LABELLED || r.labels.containsKey(goid))) {
+            r.labels.put(goid, labels);
+        }
+    }
+
     /** Whether a recording is active. */
     public static boolean isRecording() {
         return active != null;
@@ -229,6 +240,9 @@ public final class Trace {
         private final Timestamps timestamps;
         private final long startNanos = System.nanoTime();
         private final ConcurrentLinkedQueue<Ring> rings = new ConcurrentLinkedQueue<>();
+        /** goid -> the pprof labels it last had while recording (only goroutines with labels); bounded. */
+        private final java.util.concurrent.ConcurrentHashMap<Long, java.util.Map<String, String>> labels =
+                new java.util.concurrent.ConcurrentHashMap<>();
         private final Ring shared;
         private List<Event> result;
 
@@ -272,6 +286,15 @@ public final class Trace {
             events.sort(Comparator.comparingLong(Event::tsNanos));
             result = List.copyOf(events);
             return result;
+        }
+
+        /**
+         * The pprof labels of the goroutines created or labelled while recording, by goid (the
+         * labels each last had; goroutines without labels are absent): exported as trace args.
+         * At most {@value #MAX_LABELLED} goroutines are kept.
+         */
+        public java.util.Map<Long, java.util.Map<String, String>> labels() {
+            return java.util.Map.copyOf(labels);
         }
 
         /** Events overwritten because a ring was full (the rings keep the newest). */

@@ -135,6 +135,29 @@ public final class ChromeTrace {
         return trace;
     }
 
+    /**
+     * As {@link #of(List, long, Trace.Timestamps)}, with each goroutine's pprof labels
+     * ({@code Trace.Recording.labels()}) as {@code args.labels} of its slices and instants.
+     */
+    @SuppressWarnings("unchecked")
+    public static Map<String, Object> of(List<TraceEvent> events, long dropped, Trace.Timestamps timestamps,
+            Map<Long, Map<String, String>> labels) {
+        Map<String, Object> trace = of(events, dropped, timestamps);
+        if (labels.isEmpty()) {
+            return trace;
+        }
+        for (Map<String, Object> e : (List<Map<String, Object>>) trace.get("traceEvents")) {
+            Map<String, Object> args = (Map<String, Object>) e.get("args");
+            Map<String, String> l = args != null && args.get("goid") instanceof Long goid ? labels.get(goid) : null;
+            if (l != null) {
+                Map<String, Object> withLabels = new LinkedHashMap<>(args);
+                withLabels.put("labels", l);
+                e.put("args", withLabels);
+            }
+        }
+        return trace;
+    }
+
     private static String endName(TraceEvent e) {
         return switch (e.kind()) {
             case TraceEvent.GO_END -> "end";

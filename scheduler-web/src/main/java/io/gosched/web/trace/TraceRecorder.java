@@ -72,7 +72,8 @@ public class TraceRecorder implements ApplicationListener<ContextClosedEvent> {
 
     private Map<String, Object> export(Trace.Recording recording) {
         List<Trace.Event> events = stop(recording);
-        return ChromeTrace.of(events.stream().map(TraceEvent::of).toList(), recording.dropped(), recording.timestamps());
+        return ChromeTrace.of(events.stream().map(TraceEvent::of).toList(), recording.dropped(), recording.timestamps(),
+                recording.labels());
     }
 
     private List<Trace.Event> stop(Trace.Recording recording) {

@@ -26,6 +26,23 @@ class ChromeTraceTest {
                 .toList();
     }
 
+    /** pprof labels are Perfetto args of the goroutine's slices and instants, and only of its. */
+    @Test
+    void goroutineLabelsAreArgsOfItsSlicesAndInstants() {
+        JsonMapper json = JsonMapper.builder().build();
+        JsonNode trace = json.readTree(json.writeValueAsString(ChromeTrace.of(List.of(
+                ev(100, 0, 5, TraceEvent.GO_CREATE, 1),
+                ev(1_000, 0, 5, TraceEvent.GO_START, 0),
+                ev(4_000, 0, 5, TraceEvent.GO_PARK, 3),
+                ev(5_000, 0, 6, TraceEvent.GO_START, 0),
+                ev(6_000, 0, 6, TraceEvent.GO_END, 0)), 0, io.gosched.runtime.Trace.Timestamps.EXACT,
+                Map.of(5L, Map.of("job", "42")))));
+        JsonNode run = select(trace, "X", "G5").getFirst();
+        assertThat(run.get("args").get("labels").get("job").asString()).isEqualTo("42");
+        assertThat(select(trace, "i", "create G5").getFirst().get("args").get("labels").get("job").asString()).isEqualTo("42");
+        assertThat(select(trace, "X", "G6").getFirst().get("args").has("labels")).isFalse();
+    }
+
     @Test
     void runSlicesPerPTrackWithTheirEnding() {
         JsonNode trace = roundTrip(List.of(
