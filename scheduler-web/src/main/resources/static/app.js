@@ -251,6 +251,44 @@ async function loadJobs() {
   } catch (e) { /* the next poll retries */ }
 }
 
+// ---- goroutines (GET /api/v1/debug/goroutines: needs scheduler:admin) ---------------------------
+
+function esc(v) {
+  return String(v).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}
+
+function fmtWait(ms) {
+  if (!ms) return '';
+  if (ms < 1000) return ms + ' ms';
+  if (ms < 120000) return (ms / 1000).toFixed(1) + ' s';
+  return Math.floor(ms / 60000) + ' min';
+}
+
+async function loadGoroutines() {
+  try {
+    const r = await fetch('/api/v1/debug/goroutines?limit=50', {
+      headers: sessionStorage.getItem(TOKEN_KEY) ? { Authorization: 'Bearer ' + sessionStorage.getItem(TOKEN_KEY) } : {},
+    });
+    if (r.status === 401 || r.status === 403) {
+      $('goroutines-status').textContent = r.status === 403 ? 'the goroutine table needs a token with scheduler:admin' : '';
+      return;
+    }
+    if (!r.ok) return;
+    const d = await r.json();
+    $('goroutines-status').textContent = '';
+    $('goroutines-total').textContent = fmt(d.total);
+    $('goroutines-leaked').textContent = fmt(d.leakedTotal);
+    $('goroutine-table').querySelector('tbody').innerHTML = d.goroutines.map((g) => {
+      const labels = Object.entries(g.labels || {}).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(' ');
+      const job = g.labels && g.labels.job
+        ? ` <a href="/api/v1/jobs/${encodeURIComponent(g.labels.job)}/goroutines" target="_blank" rel="noopener">job</a>` : '';
+      const by = g.createdBy ? `${esc(g.createdBy.function)} (${esc(g.createdBy.file)}:${g.createdBy.line})` : '';
+      return `<tr data-goid="${g.id}"><td>${g.id}</td><td class="state ${esc(g.state)}">${esc(g.state)}</td>
+        <td>${esc(g.waitReason)}</td><td>${fmtWait(g.waitingForMs)}</td><td>${labels}${job}</td><td>${by}</td></tr>`;
+    }).join('');
+  } catch (e) { /* the next poll retries */ }
+}
+
 // ---- trace download ---------------------------------------------------------------------------
 // The link works without script; with it, the trace is fetched through api() so a bearer token is
 // sent, and a 409 (a recording already running) or other problem is shown instead of saved.
@@ -290,6 +328,7 @@ $('token').addEventListener('change', () => {
   setConn('connecting…', false);
   loadTemplates();
   loadJobs();
+  loadGoroutines();
 });
 $('template').addEventListener('change', showParams);
 $('job-form').addEventListener('submit', submitJob);
@@ -297,4 +336,6 @@ window.addEventListener('resize', drawChart);
 loadTemplates();
 loadJobs();
 setInterval(loadJobs, 2000);
+loadGoroutines();
+setInterval(loadGoroutines, 2000);
 connect();

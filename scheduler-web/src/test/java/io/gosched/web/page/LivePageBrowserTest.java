@@ -49,6 +49,31 @@ class LivePageBrowserTest extends LivePageSession {
         wait.until(d -> d.findElement(By.id("trace-status")).getText().startsWith("saved gosched-trace.json"));
     }
 
+    /** The goroutine table shows a parked goroutine's state, wait reason and labels, and links to the dump. */
+    @Test
+    void theGoroutineTableShowsAParkedGoroutineWithItsWaitAndLabels() throws Exception {
+        io.gosched.runtime.Chan<Integer> release = io.gosched.runtime.Chan.make();
+        java.util.concurrent.atomic.AtomicLong id = new java.util.concurrent.atomic.AtomicLong();
+        io.gosched.runtime.Go.withLabels(java.util.Map.of("browser", "test"), () -> runtime.go(() -> {
+            id.set(io.gosched.runtime.Go.goid());
+            release.recv();
+        }));
+        try {
+            openLivePage();
+            wait.until(d -> id.get() != 0 && !d.findElements(By.cssSelector("#goroutine-table tr[data-goid=\"" + id.get() + "\"]")).isEmpty());
+            var row = driver.findElement(By.cssSelector("#goroutine-table tr[data-goid=\"" + id.get() + "\"]"));
+            var cells = row.findElements(By.tagName("td"));
+            assertThat(cells.get(1).getText()).isEqualTo("waiting");
+            assertThat(cells.get(2).getText()).isEqualTo("chan receive");
+            assertThat(cells.get(4).getText()).contains("browser=test");
+            assertThat(cells.get(5).getText()).contains("LivePageBrowserTest");
+            assertThat(number(driver.findElement(By.id("goroutines-total")).getText())).isPositive();
+            assertThat(driver.findElement(By.id("goroutine-dump")).getAttribute("href")).endsWith("/api/v1/debug/goroutines?format=text");
+        } finally {
+            release.close();
+        }
+    }
+
     private static long number(String text) {
         String digits = text.replaceAll("[^0-9]", "");
         return digits.isEmpty() ? -1 : Long.parseLong(digits);
