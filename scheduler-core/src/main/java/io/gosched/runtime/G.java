@@ -155,7 +155,8 @@ final class G implements Runnable {
 
     G(Sched sched) {
         this.sched = sched;
-        this.ref = sched.allgs.add(this);
+        // Run-queue unit tests make Gs without a runtime: they get a Ref no list holds.
+        this.ref = sched != null ? sched.allgs.add(this) : new AllGs.Ref(this, null);
     }
 
     /** The body of the coroutine: the user's function, then goexit (when run() returns). */

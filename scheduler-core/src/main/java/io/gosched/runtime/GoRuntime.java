@@ -252,6 +252,19 @@ public final class GoRuntime implements AutoCloseable {
 
     /** One G's snapshot, or null when it is not a live goroutine. allgs' monitor is held. */
     private static GoroutineInfo snapshot(G gp, long now) {
+        for (;;) {
+            GoroutineInfo info = trySnapshot(gp, now);
+            if (info != RETRY) {
+                return info;
+            }
+            Thread.onSpinWait(); // it changed status between our read and our CAS: look again
+        }
+    }
+
+    /** Marks "status changed under us" in trySnapshot. */
+    private static final GoroutineInfo RETRY = new GoroutineInfo(0, "", "", null, null, null, 0, null);
+
+    private static GoroutineInfo trySnapshot(G gp, long now) {
         int st = gp.status();
         switch (st) {
             case G.RUNNING, G.READIED -> {
@@ -262,7 +275,7 @@ public final class GoRuntime implements AutoCloseable {
             }
             case G.WAITING, G.RUNNABLE -> {
                 if (!gp.tryBeginScan(st)) {
-                    return snapshot(gp, now); // it changed status meanwhile: look again
+                    return RETRY;
                 }
                 try {
                     // Under SCAN the G cannot run, so its fields hold still. Re-read lockedm: a G

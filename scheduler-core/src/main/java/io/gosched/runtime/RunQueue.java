@@ -96,8 +96,9 @@ final class RunQueue extends RunQueuePad2 {
      * Free slots hold no G. A stale reference in a consumed slot would keep a G that has since
      * parked strongly reachable, and a G parked on a channel nobody can reach must be collectable
      * for leak detection (see AllGs). Go's runq is a guintptr array the collector does not scan;
-     * here the owner nulls consumed slots: its own at once (getRing), those thieves took lazily,
-     * before its next write into the ring (clearConsumed), since only it may write slots.
+     * here the owner nulls consumed slots (clearConsumed), since only it may write slots: its own
+     * at once (getRing), those thieves took at its next look at the ring (getRing, even when it
+     * finds it empty, before going idle) and before every write into it (putTail, steal).
      */
     /** Every slot index below this (and below head) has been nulled. Owner only. */
     private int cleared;
@@ -229,14 +230,14 @@ final class RunQueue extends RunQueuePad2 {
             int h = lvHead(); // load-acquire, sync with other consumers
             int t = lpTail();
             if (t == h) {
+                if (cleared != h) {
+                    clearConsumed(h); // what thieves took: an owner about to go idle must not keep it
+                }
                 return null;
             }
             G gp = ring[h & mask];
             if (casHead(h, h + 1)) { // cas-release, commits consume
-                if (cleared == h) {
-                    ring[h & mask] = null; // see "Free slots hold no G"
-                    cleared = h + 1;
-                }
+                clearConsumed(h + 1); // this slot and any thieves took before it: see "Free slots hold no G"
                 return gp;
             }
         }
