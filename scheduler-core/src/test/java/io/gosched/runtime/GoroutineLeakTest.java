@@ -121,6 +121,92 @@ class GoroutineLeakTest {
     }
 
     /**
+     * A leak is found with the runtime idle afterwards: the leaked goroutine went through a run
+     * queue (kicked out of runnext by later go calls, maybe stolen by the other P), and no P
+     * touched its queue since. A stale run-queue slot must not keep it reachable.
+     */
+    @Test
+    void aLeakIsFoundWhenTheRuntimeGoesIdleAfterIt() throws Exception {
+        for (int round = 0; round < 10 * GoTesting.STRESS; round++) {
+            try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+                AtomicLong leaked = new AtomicLong();
+                Chan<Integer> release = Chan.make();
+                rt.run(() -> {
+                    startLeaker(leaked);
+                    for (int i = 0; i < 3; i++) {
+                        Go.go(() -> release.recv()); // reachable: the test holds release
+                    }
+                    return null;
+                });
+                GoTesting.await("leaker parked", () -> leaked.get() != 0 && rt.goroutines().stream()
+                        .anyMatch(g -> g.id() == leaked.get() && g.state().equals("waiting")));
+                Thread.sleep(50); // every M idle
+                boolean found = gcUntil(() -> leakedIds(rt).contains(leaked.get()));
+                if (!found) {
+                    System.err.println("WHERE: " + where(rt, leaked.get()));
+                }
+                assertTrue(found, "round " + round + ": not found: " + rt.dumpGoroutines());
+                release.close();
+            }
+        }
+    }
+
+    static String where(GoRuntime rt, long goid) throws Exception {
+        G target = null;
+        for (G g : rt.sched().allgs.snapshot()) {
+            if (g.goid == goid) {
+                target = g;
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        Sched s = rt.sched();
+        java.lang.reflect.Field ringF = RunQueue.class.getDeclaredField("ring");
+        ringF.setAccessible(true);
+        for (P p : s.allp) {
+            G[] ring = (G[]) ringF.get(p.runq);
+            for (int i = 0; i < ring.length; i++) {
+                if (ring[i] == target) {
+                    sb.append("P").append(p.id).append(" ring[").append(i).append("] ");
+                }
+            }
+            if (p.runq.peekNext() == target) {
+                sb.append("P").append(p.id).append(" runnext ");
+            }
+            if (p.sysmonPreemptG == target) {
+                sb.append("P").append(p.id).append(" sysmonPreemptG ");
+            }
+            for (G g = p.gFree; g != null; g = g.schedlink) {
+                if (g.schedlink == target) {
+                    sb.append("P").append(p.id).append(" gFree link ");
+                }
+            }
+        }
+        for (M m : s.allm) {
+            if (m.curg == target || m.lockedg == target) {
+                sb.append("M curg/lockedg ");
+            }
+        }
+        for (G g : s.allgs.snapshot()) {
+            if (g.schedlink == target) {
+                sb.append("schedlink of ").append(g.goid).append(' ');
+            }
+            if (g.param == target || g.parkArg == target) {
+                sb.append("param/parkArg of ").append(g.goid).append(' ');
+            }
+        }
+        return sb.append("status=").append(target == null ? "gone" : G.statusName(target.status())).toString();
+    }
+
+    private static void startLeaker(AtomicLong id) {
+        Chan<Integer> a = Chan.make();
+        Chan<Integer> b = Chan.make();
+        Go.go(() -> {
+            id.set(Go.goid());
+            Select.select(Select.recv(a), Select.send(b, 1));
+        });
+    }
+
+    /**
      * A goroutine blocked on a channel a platform thread still holds is never reported, however
      * many collections run; once the thread sends, it finishes.
      */
