@@ -29,8 +29,13 @@ final class Traceback {
      * frame is cached per body class where the class names one place in the source: a lambda, an
      * anonymous or a local class is written once, and is almost always handed to go() at that one
      * place (a lambda stored in a variable and started from two go calls shows the first). Any
-     * other Runnable class is walked for at every go call. Cost measured by SpawnBenchmark.
+     * other Runnable class is walked for at every go call until SAME_SITE_CHECKS walks in a row
+     * found one frame; then that frame is kept too (a named class started from one place only is
+     * the common case; one started from several places keeps paying the walk). Cost measured by
+     * SpawnCreationSiteBenchmark (see docs/debugging.md).
      */
+    static final int SAME_SITE_CHECKS = 64;
+
     private static final ClassValue<CreationSite> SITES = new ClassValue<>() {
         @Override
         protected CreationSite computeValue(Class<?> type) {
@@ -41,6 +46,9 @@ final class Traceback {
     private static final class CreationSite {
         final boolean singleSite;
         volatile StackTraceElement frame;
+        /** For other classes: the frame seen last and how many walks in a row found it (racy: a hint). */
+        StackTraceElement last;
+        int sameInARow;
 
         CreationSite(boolean singleSite) {
             this.singleSite = singleSite;
@@ -63,6 +71,15 @@ final class Traceback {
                 .findFirst().map(StackWalker.StackFrame::toStackTraceElement).orElse(null));
         if (site.singleSite) {
             site.frame = f;
+        } else if (f != null) {
+            if (f.equals(site.last)) {
+                if (++site.sameInARow >= SAME_SITE_CHECKS) {
+                    site.frame = f;
+                }
+            } else {
+                site.last = f;
+                site.sameInARow = 0;
+            }
         }
         return f;
     }

@@ -189,6 +189,25 @@ class GoroutinesTest {
         }
     }
 
+    static final class Named implements Runnable {
+        @Override
+        public void run() {
+        }
+    }
+
+    /** createdAt is the go call's frame: a named class's per call site, a lambda's cached per lambda. */
+    @Test
+    void createdAtIsTheFrameOfTheGoCall() {
+        Named named = new Named();
+        StackTraceElement a = Traceback.creationFrame(named);
+        StackTraceElement b = Traceback.creationFrame(named);
+        assertEquals("createdAtIsTheFrameOfTheGoCall", a.getMethodName());
+        assertEquals(a.getLineNumber() + 1, b.getLineNumber(), "two call sites of one named class: two frames");
+        Runnable lambda = () -> { };
+        StackTraceElement c = Traceback.creationFrame(lambda);
+        assertTrue(c == Traceback.creationFrame(lambda), "a lambda's frame is cached");
+    }
+
     /** The header format, Go's: minutes only from one minute on, always "minutes". */
     @Test
     void headerShowsMinutesAsGoDoes() {
