@@ -60,13 +60,24 @@ class LivePageBrowserTest extends LivePageSession {
         }));
         try {
             openLivePage();
-            wait.until(d -> id.get() != 0 && !d.findElements(By.cssSelector("#goroutine-table tr[data-goid=\"" + id.get() + "\"]")).isEmpty());
-            var row = driver.findElement(By.cssSelector("#goroutine-table tr[data-goid=\"" + id.get() + "\"]"));
-            var cells = row.findElements(By.tagName("td"));
-            assertThat(cells.get(1).getText()).isEqualTo("waiting");
-            assertThat(cells.get(2).getText()).isEqualTo("chan receive");
-            assertThat(cells.get(4).getText()).contains("browser=test");
-            assertThat(cells.get(5).getText()).contains("LivePageBrowserTest");
+            // The table is redrawn every 2 s: read a row's cells in one go, again if it was replaced meanwhile.
+            java.util.concurrent.atomic.AtomicReference<java.util.List<String>> cells = new java.util.concurrent.atomic.AtomicReference<>();
+            wait.until(d -> {
+                try {
+                    var rows = d.findElements(By.cssSelector("#goroutine-table tr[data-goid=\"" + id.get() + "\"]"));
+                    if (id.get() == 0 || rows.isEmpty()) {
+                        return false;
+                    }
+                    cells.set(rows.getFirst().findElements(By.tagName("td")).stream().map(org.openqa.selenium.WebElement::getText).toList());
+                    return true;
+                } catch (org.openqa.selenium.StaleElementReferenceException redrawn) {
+                    return false;
+                }
+            });
+            assertThat(cells.get().get(1)).isEqualTo("waiting");
+            assertThat(cells.get().get(2)).isEqualTo("chan receive");
+            assertThat(cells.get().get(4)).contains("browser=test");
+            assertThat(cells.get().get(5)).contains("LivePageBrowserTest");
             assertThat(number(driver.findElement(By.id("goroutines-total")).getText())).isPositive();
             assertThat(driver.findElement(By.id("goroutine-dump")).getAttribute("href")).endsWith("/api/v1/debug/goroutines?format=text");
         } finally {
