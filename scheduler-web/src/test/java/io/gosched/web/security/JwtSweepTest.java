@@ -129,7 +129,10 @@ class JwtSweepTest {
         String admin = "Bearer " + IDP.token(List.of("scheduler:admin"));
         assertThat(sweep.send("GET", "/api/v1/jobs/x0/goroutines", jobsReader, false).status()).isEqualTo(404);
         assertThat(sweep.send("GET", "/api/v1/jobs/x0/goroutines", admin, false).status()).isEqualTo(403);
-        for (String path : List.of("/api/v1/debug/goroutines", "/api/v1/debug/pprof/heap", "/api/v1/trace/flight-recorder",
+        // Served since issue 13: admin only.
+        assertThat(sweep.send("GET", "/api/v1/debug/goroutines", everythingButAdmin, false).status()).isEqualTo(403);
+        assertThat(sweep.send("GET", "/api/v1/debug/goroutines", admin, false).status()).isEqualTo(200);
+        for (String path : List.of("/api/v1/debug/not-yet", "/api/v1/debug/pprof/heap", "/api/v1/trace/flight-recorder",
                 "/api/v1/scheduler/goroutines", "/api/v1/something-new")) {
             assertThat(sweep.send("GET", path, everythingButAdmin, false).status()).as(path).isEqualTo(403);
             assertThat(sweep.send("POST", path, everythingButAdmin, true).status()).as(path).isEqualTo(403);
