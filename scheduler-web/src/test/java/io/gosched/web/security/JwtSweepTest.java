@@ -132,6 +132,9 @@ class JwtSweepTest {
         // Served since issue 13: admin only.
         assertThat(sweep.send("GET", "/api/v1/debug/goroutines", everythingButAdmin, false).status()).isEqualTo(403);
         assertThat(sweep.send("GET", "/api/v1/debug/goroutines", admin, false).status()).isEqualTo(200);
+        // Only the two allowed calls reached a handler (the unknown job answers 404 from its handler).
+        assertThat(calls.drain()).extracting(c -> c.handler())
+                .containsExactly("GoroutineController.jobGoroutines", "GoroutineController.goroutines");
         for (String path : List.of("/api/v1/debug/not-yet", "/api/v1/debug/pprof/heap", "/api/v1/trace/flight-recorder",
                 "/api/v1/scheduler/goroutines", "/api/v1/something-new")) {
             assertThat(sweep.send("GET", path, everythingButAdmin, false).status()).as(path).isEqualTo(403);
