@@ -661,6 +661,11 @@ final class Scheduler {
             while (gp != null) {
                 gp = execute(mp, gp, inheritTime);
                 inheritTime = true;
+                if (gp != null && sched.stopping) {
+                    // A panic halted the runtime (GoRuntime.halt): a chain of hand-offs ends here
+                    // too, its next G is abandoned with the rest.
+                    return;
+                }
             }
         }
     }
