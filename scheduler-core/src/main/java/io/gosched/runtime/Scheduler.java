@@ -772,7 +772,7 @@ final class Scheduler {
             Thread.interrupted();
         }
         if (Trace.on) {
-            mp.traceClock = System.nanoTime(); // the end of this run; see M.traceClock
+            mp.traceClock = Trace.switchClock(mp.p); // the end of this run; see M.traceClock
         }
         if (gp.coroutine.isDone()) {
             if (Trace.on) {
@@ -935,6 +935,9 @@ final class Scheduler {
                 }
             }
 
+            if (Trace.on) {
+                Trace.anchor(mp.p, mp.traceClock);
+            }
             mp.traceClock = 0; // past the fast path: the next GoStart reads the clock itself
 
             // Non-blocking netpoll, by one M at a time and only while nobody blocks in it: an
