@@ -231,8 +231,18 @@ class PanicTest {
             });
             assertFalse(caughtAsException.get(), "catch (Exception) stopped Goexit");
             assertFalse(afterGoexit.get(), "Goexit returned");
+            awaitNoGoroutines(rt); // the goroutine has ended all the way, through G.run
+            assertFalse(rt.isShutdown(), "Goexit was taken for a panic");
             assertEquals(1, rt.run(() -> 1)); // Goexit is not a panic: the runtime lives on
         }
+    }
+
+    static void awaitNoGoroutines(GoRuntime rt) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (rt.stats().goroutines() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(0, rt.stats().goroutines());
     }
 
     /** Goexit ends the goroutine through every frame, running each frame's finally blocks. */
