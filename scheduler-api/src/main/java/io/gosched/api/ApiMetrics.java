@@ -5,6 +5,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.gosched.api.budget.MemoryBudget;
@@ -30,6 +32,8 @@ public final class ApiMetrics {
     private final Counter submitted;
     private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /** Told of every job that reached a final state; see {@link #onJobFinished}. */
+    private final List<Consumer<String>> finishListeners = new CopyOnWriteArrayList<>();
 
     /** @param registry the registry to record into, or {@code null} to record nothing */
     public ApiMetrics(MeterRegistry registry) {
@@ -105,8 +109,26 @@ public final class ApiMetrics {
         }
     }
 
+    /**
+     * Calls listener with the state (succeeded, failed, cancelled, timed_out) of every job that
+     * reaches a final state, in memory or cluster mode: every such job passes through {@link
+     * #jobFinished}. The listener runs on the finishing thread (often a goroutine of the
+     * service's runtime), before the job's final state is visible: it must be quick and must not
+     * block; an exception it throws is dropped.
+     */
+    public void onJobFinished(Consumer<String> listener) {
+        finishListeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
     /** @param state one of succeeded, failed, cancelled, timed_out */
     public void jobFinished(String state, Duration duration) {
+        for (Consumer<String> l : finishListeners) {
+            try {
+                l.accept(state);
+            } catch (RuntimeException ignored) {
+                // a listener's failure is not the job's
+            }
+        }
         if (registry == null) {
             return;
         }

@@ -165,11 +165,18 @@ final class G implements Runnable {
         Runnable fn = body;
         try {
             fn.run();
+        } catch (Go.Goexit exit) {
+            // runtime.Goexit: the goroutine ends, its finally blocks have run; not a panic
         } catch (Throwable t) {
             if (!(t instanceof Scheduler.LockedMStopped)) { // the runtime stopped under a locked G: not its failure
-                sched.uncaught(goid, t);
+                sched.uncaught(this, t);
             }
         }
+    }
+
+    /** The labels a panic of this goroutine reports (GoroutinePanicException.labels). */
+    java.util.Map<String, String> panicLabels() {
+        return java.util.Map.of();
     }
 
     long goid() {

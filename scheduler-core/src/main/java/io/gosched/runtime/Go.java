@@ -126,6 +126,38 @@ public final class Go {
         }
     }
 
+    /**
+     * runtime.Goexit: ends the calling goroutine. Its {@code finally} blocks (and try-with-resources
+     * closes: the cleanups a Go function defers) run on the way out; it is not a panic, so the
+     * {@link SchedulerConfig.PanicPolicy} is not consulted and the runtime goes on. Goexit throws
+     * {@link Goexit}, an {@link Error}, so that {@code catch (Exception e)} does not stop it; a
+     * {@code catch (Throwable t)} or {@code catch (Error e)} does, and must rethrow it. An
+     * exception thrown by a {@code finally} block on the way out replaces it, as a panic in a
+     * deferred call during Goexit does in Go: caught, the goroutine simply goes on from the
+     * catch; uncaught, it is a panic. Called by the main goroutine of {@link GoRuntime#run}, see
+     * there. On a platform thread it throws the same Error, which ends the thread's current work
+     * unless caught.
+     *
+     * @throws Goexit always
+     */
+    public static void goexit() {
+        throw Goexit.INSTANCE;
+    }
+
+    /**
+     * The unwinding of {@link #goexit()}. One shared instance without a stack trace: Goexit is
+     * control flow, and it costs no allocation. JVM departure: Go's Goexit cannot be caught at
+     * all; a Java frame that catches every Throwable sees this one and must rethrow it.
+     */
+    public static final class Goexit extends Error {
+        private static final long serialVersionUID = 1L;
+        static final Goexit INSTANCE = new Goexit();
+
+        private Goexit() {
+            super("runtime.Goexit", null, false, false);
+        }
+    }
+
     /** The current goroutine's id, or -1 on a platform thread. */
     public static long goid() {
         G gp = Scheduler.getg();

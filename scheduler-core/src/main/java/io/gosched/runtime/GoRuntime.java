@@ -134,6 +134,16 @@ public final class GoRuntime implements AutoCloseable {
     /**
      * Runs main as a goroutine and waits for it, like Go's main: returns its value or rethrows
      * its exception. Called from a goroutine of this runtime, it simply calls main.
+     *
+     * <p>Under {@link SchedulerConfig.PanicPolicy#CRASH} (the default) an uncaught exception in
+     * any other goroutine ends the runtime, and run() throws a {@link GoroutinePanicException}
+     * whose cause is that exception; so does every run() after it.
+     *
+     * <p>If main ends by {@link Go#goexit()}, run() does not return: as in Go, the other
+     * goroutines go on, and once none is left run() throws an {@link IllegalStateException} with
+     * Go's message, "no goroutines (main called runtime.Goexit) - deadlock!". JVM departure: Go
+     * also reports a deadlock while goroutines are left but all of them are blocked forever; here
+     * run() then waits, as it does for a main that blocks forever.
      */
     public <T> T run(Callable<T> main) throws Exception {
         java.util.Objects.requireNonNull(main, "main");
@@ -142,17 +152,25 @@ public final class GoRuntime implements AutoCloseable {
             return main.call();
         }
         CompletableFuture<T> result = new CompletableFuture<>();
-        go(() -> {
-            try {
-                result.complete(main.call());
-            } catch (Throwable t) {
-                result.completeExceptionally(t);
-            }
-        });
+        sched.runs.add(result);
         try {
+            throwIfPanicked(); // after the add: a panic racing this call fails result or is seen here
+            go(() -> {
+                try {
+                    result.complete(main.call());
+                } catch (Go.Goexit exit) {
+                    result.completeExceptionally(exit);
+                    throw exit; // the main goroutine ends as Goexit ends it
+                } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                }
+            });
             return result.get();
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
+            if (cause instanceof Go.Goexit) {
+                return afterMainGoexit();
+            }
             if (cause instanceof Exception ex) {
                 throw ex;
             }
@@ -160,6 +178,24 @@ public final class GoRuntime implements AutoCloseable {
                 throw err;
             }
             throw e;
+        } finally {
+            sched.runs.remove(result);
+        }
+    }
+
+    /** The main goroutine called Goexit: wait for the others, then report Go's deadlock. */
+    private <T> T afterMainGoexit() {
+        while (Stats.liveGoroutines(sched) > 0 && !sched.stopping) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        throwIfPanicked();
+        throw new IllegalStateException("no goroutines (main called runtime.Goexit) - deadlock!");
+    }
+
+    private void throwIfPanicked() {
+        GoroutinePanicException p = sched.panicked.getNow(null);
+        if (p != null) {
+            throw p;
         }
     }
 
@@ -357,7 +393,8 @@ public final class GoRuntime implements AutoCloseable {
         G gp = Scheduler.getg();
         boolean inside = gp != null && gp.sched == sched;
         long caller = inside ? 1 : 0; // the caller is live until it returns
-        while (Stats.liveGoroutines(sched) > caller && System.nanoTime() < deadline) {
+        // After a panic nothing runs again: there is nothing to wait for.
+        while (Stats.liveGoroutines(sched) > caller && !sched.panicked.isDone() && System.nanoTime() < deadline) {
             if (inside) {
                 Go.sleep(Duration.ofNanos(500_000)); // park: the others need this P
             } else {
@@ -365,22 +402,9 @@ public final class GoRuntime implements AutoCloseable {
             }
         }
         boolean clean = Stats.liveGoroutines(sched) <= caller;
-        List<M> ms;
-        sched.lock.lock();
-        try {
-            sched.stopping = true;
-            ms = new ArrayList<>(sched.allm);
-        } finally {
-            sched.lock.unlock();
-        }
-        if (sysmon != null) {
-            sysmon.stop();
-        }
-        sched.netpoll.netpollBreak(); // the M blocked in netpoll re-checks and sees stopping
-        for (M mp : ms) {
-            mp.notewakeup();
-        }
+        List<M> ms = halt();
         M self = M.current();
+        boolean stopped = true;
         for (M mp : ms) {
             if (mp == self) {
                 continue;
@@ -392,15 +416,44 @@ public final class GoRuntime implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return false;
             }
-            clean &= !mp.isAlive();
+            stopped &= !mp.isAlive();
         }
         if (sysmon != null) {
-            clean &= sysmon.awaitStopped(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            stopped &= sysmon.awaitStopped(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
         }
-        if (clean) {
+        if (stopped && (clean || sched.panicked.isDone())) {
             sched.netpoll.close();
         }
-        return clean;
+        return clean && stopped;
+    }
+
+    /**
+     * Stops the runtime without waiting: refuses new goroutines, tells every M to exit at its next
+     * trip through the scheduler (so no goroutine is started or resumed again) and sysmon to stop.
+     * Safe from any thread, a goroutine of this runtime included. Returns every M ever started.
+     */
+    List<M> halt() {
+        sched.closing = true;
+        List<M> ms;
+        sched.lock.lock();
+        try {
+            sched.stopping = true;
+            ms = new ArrayList<>(sched.allm);
+        } finally {
+            sched.lock.unlock();
+        }
+        if (sysmon != null) {
+            sysmon.stop();
+        }
+        // Running goroutines yield at their next safe point, and their Ms then see stopping. One
+        // that never reaches a safe point (a loop without Go.checkpoint) keeps its M, as a
+        // goroutine does in Go without async preemption.
+        sched.scheduler.preemptall();
+        sched.netpoll.netpollBreak(); // the M blocked in netpoll re-checks and sees stopping
+        for (M mp : ms) {
+            mp.notewakeup();
+        }
+        return ms;
     }
 
     /** {@link #shutdown} with the configured default timeout. */

@@ -132,6 +132,8 @@ final class P {
 
     /** This P's ring of the active trace recording, or a stale one; written only by the P's holder. */
     Trace.Ring traceRing;
+    /** This P's buffer in the flight recorder; written by the M holding the P. */
+    FlightRecorder.Buffer flightBuffer;
 
     P(int id, int runqCapacity, long seed) {
         this(null, id, runqCapacity, seed, false);

@@ -2,7 +2,6 @@ package io.gosched.runtime;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
 
 /**
  * The scheduler's global state, one per {@link GoRuntime}: the global run queue, idle P and M
@@ -111,7 +110,14 @@ final class Sched {
     /** Ms alive. */
     final AtomicInteger mcount = new AtomicInteger();
 
-    final BiConsumer<Long, Throwable> uncaughtHandler;
+    // ---- uncaught exceptions (see SchedulerConfig.PanicPolicy) ---------------------------------
+    final SchedulerConfig.PanicPolicy panicPolicy;
+    /** The custom handler, or null. */
+    final Thread.UncaughtExceptionHandler uncaughtHandler;
+    /** The panic that ended this runtime under CRASH; completed once, by the first. */
+    final java.util.concurrent.CompletableFuture<GoroutinePanicException> panicked = new java.util.concurrent.CompletableFuture<>();
+    /** The results of GoRuntime.run calls waiting from outside: a panic fails them all. */
+    final java.util.Set<java.util.concurrent.CompletableFuture<?>> runs = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     // ---- netpoll (see Netpoll) ---------------------------------------------------------------------
     /** The poller; created with the runtime. */
@@ -139,17 +145,70 @@ final class Sched {
         this.quantumNanos = config.sysmon() ? config.preemptQuantum().toNanos() : 0;
         this.threadGroup = new ThreadGroup(name);
         this.threadNamePrefix = "gosched-m-";
+        this.panicPolicy = config.panicPolicy();
         this.uncaughtHandler = config.uncaughtExceptionHandler();
         this.scheduler = new Scheduler(this);
         this.netpoll = new Netpoll(this);
     }
 
-    void uncaught(long goid, Throwable t) {
+    /**
+     * gp's body ended by t (not Goexit). Runs in gp, on its M, after gp's frames have unwound.
+     * Go: runtime/panic.go fatalpanic (CRASH)
+     */
+    void uncaught(G gp, Throwable t) {
+        uncaught(gp.goid, gp.panicLabels(), t);
+    }
+
+    /** As {@link #uncaught(G, Throwable)} for a failure outside a goroutine (goid -1: a timer function on an M). */
+    void uncaught(long goid, java.util.Map<String, String> labels, Throwable t) {
         try {
-            uncaughtHandler.accept(goid, t);
+            if (uncaughtHandler != null) {
+                uncaughtHandler.uncaughtException(Thread.currentThread(), t);
+            } else if (panicPolicy == SchedulerConfig.PanicPolicy.LOG) {
+                System.err.println((goid < 0 ? "a runtime timer function" : "goroutine " + goid) + " ended by an uncaught exception:");
+                t.printStackTrace();
+            } else {
+                crash(goid, labels, t);
+            }
         } catch (Throwable ignored) {
             // A failing handler must not take the M down with it.
         }
+    }
+
+    /**
+     * CRASH: the first panic wins (a second, racing it, is dropped, as Go prints one); it is
+     * printed with the runtime's state, every waiting run() fails with it, and the runtime halts:
+     * no goroutine runs again.
+     */
+    private void crash(long goid, java.util.Map<String, String> labels, Throwable t) {
+        GoroutinePanicException p = new GoroutinePanicException(goid, labels, t);
+        if (!panicked.complete(p)) {
+            return;
+        }
+        // Halt first: the dump below takes time, and other goroutines should not run on meanwhile.
+        runtime.halt();
+        System.err.print(panicText(goid, t));
+        for (java.util.concurrent.CompletableFuture<?> r : runs) {
+            r.completeExceptionally(p);
+        }
+    }
+
+    /**
+     * Go's panic print: "panic: ...", then "goroutine N [running]:" with the frames of the
+     * exception, then the scheduler's state (every P and M; the goroutines' own dump comes with
+     * GoRuntime.dumpGoroutines).
+     */
+    private String panicText(long goid, Throwable t) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.PrintWriter w = new java.io.PrintWriter(out);
+        w.println("panic: " + t);
+        w.println();
+        w.println("goroutine " + goid + " [running]:");
+        t.printStackTrace(w);
+        w.println();
+        w.println(Stats.schedtrace(this, true));
+        w.flush();
+        return out.toString();
     }
 
     /** An AtomicInteger kept off its neighbours' cache lines. */

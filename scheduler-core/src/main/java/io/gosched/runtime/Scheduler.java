@@ -694,6 +694,11 @@ final class Scheduler {
             while (gp != null) {
                 gp = execute(mp, gp, inheritTime);
                 inheritTime = true;
+                if (gp != null && sched.stopping) {
+                    // A panic halted the runtime (GoRuntime.halt): a chain of hand-offs ends here
+                    // too, its next G is abandoned with the rest.
+                    return;
+                }
             }
         }
     }
@@ -800,7 +805,7 @@ final class Scheduler {
             Thread.interrupted();
         }
         if (Trace.on) {
-            mp.traceClock = System.nanoTime(); // the end of this run; see M.traceClock
+            mp.traceClock = Trace.switchClock(mp.p); // the end of this run; see M.traceClock
         }
         if (gp.coroutine.isDone()) {
             if (Trace.on) {
@@ -963,6 +968,9 @@ final class Scheduler {
                 }
             }
 
+            if (Trace.on) {
+                Trace.anchor(mp.p, mp.traceClock);
+            }
             mp.traceClock = 0; // past the fast path: the next GoStart reads the clock itself
 
             // Non-blocking netpoll, by one M at a time and only while nobody blocks in it: an

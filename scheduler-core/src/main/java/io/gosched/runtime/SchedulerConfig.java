@@ -2,7 +2,6 @@ package io.gosched.runtime;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -17,7 +16,8 @@ public final class SchedulerConfig {
     private final int gomaxprocs;
     private final Duration preemptQuantum;
     private final Duration shutdownTimeout;
-    private final BiConsumer<Long, Throwable> uncaughtExceptionHandler;
+    private final PanicPolicy panicPolicy;
+    private final Thread.UncaughtExceptionHandler uncaughtExceptionHandler;
     private final boolean sysmon;
     private final boolean randomizeScheduling;
     private final long seed;
@@ -29,6 +29,7 @@ public final class SchedulerConfig {
         this.gomaxprocs = b.gomaxprocs;
         this.preemptQuantum = b.preemptQuantum;
         this.shutdownTimeout = b.shutdownTimeout;
+        this.panicPolicy = b.panicPolicy;
         this.uncaughtExceptionHandler = b.uncaughtExceptionHandler;
         this.sysmon = b.sysmon;
         this.randomizeScheduling = b.randomizeScheduling;
@@ -53,6 +54,7 @@ public final class SchedulerConfig {
         b.gomaxprocs = gomaxprocs;
         b.preemptQuantum = preemptQuantum;
         b.shutdownTimeout = shutdownTimeout;
+        b.panicPolicy = panicPolicy;
         b.uncaughtExceptionHandler = uncaughtExceptionHandler;
         b.sysmon = sysmon;
         b.randomizeScheduling = randomizeScheduling;
@@ -78,8 +80,18 @@ public final class SchedulerConfig {
         return shutdownTimeout;
     }
 
-    /** Receives (goid, exception) for a goroutine that ended by an exception. */
-    public BiConsumer<Long, Throwable> uncaughtExceptionHandler() {
+    /**
+     * What an exception that ends a goroutine does: {@link PanicPolicy#CRASH} (the default, Go's
+     * rule) or {@link PanicPolicy#LOG}; with a custom handler ({@link
+     * Builder#onUncaughtException(Thread.UncaughtExceptionHandler)}) this is LOG and the handler
+     * takes the place of the log line.
+     */
+    public PanicPolicy panicPolicy() {
+        return panicPolicy;
+    }
+
+    /** The custom handler of uncaught exceptions, or null when {@link #panicPolicy()} decides alone. */
+    public Thread.UncaughtExceptionHandler uncaughtExceptionHandler() {
         return uncaughtExceptionHandler;
     }
 
@@ -116,8 +128,28 @@ public final class SchedulerConfig {
     @Override
     public String toString() {
         return "SchedulerConfig[gomaxprocs=" + gomaxprocs + ", preemptQuantum=" + preemptQuantum
-                + ", shutdownTimeout=" + shutdownTimeout + ", sysmon=" + sysmon + ", runqSize=" + runqSize
+                + ", shutdownTimeout=" + shutdownTimeout + ", onUncaughtException="
+                + (uncaughtExceptionHandler != null ? "handler" : panicPolicy) + ", sysmon=" + sysmon + ", runqSize=" + runqSize
                 + ", name=" + name + "]";
+    }
+
+    /**
+     * What an exception that escapes a goroutine's body does to the runtime. A goroutine ended by
+     * {@link Go#goexit()} is not one: nothing happens. The main goroutine of {@link
+     * GoRuntime#run} is not one either: run() returns its exception to its caller.
+     */
+    public enum PanicPolicy {
+        /**
+         * Go's rule, and the default: an unrecovered panic ends the program. The first such
+         * exception is printed to standard error with the goroutines' state, every goroutine is
+         * stopped (none runs again; parked ones are abandoned, their {@code finally} blocks do
+         * not run, as deferred calls of other goroutines do not run when a Go program panics),
+         * the runtime shuts down, and {@link GoRuntime#run} (the one in progress and any later
+         * one) throws a {@link GoroutinePanicException} whose cause is the exception.
+         */
+        CRASH,
+        /** The exception is printed to standard error with the goroutine's id; the runtime goes on. */
+        LOG
     }
 
     /** Validating builder for {@link SchedulerConfig}. */
@@ -125,10 +157,8 @@ public final class SchedulerConfig {
         private int gomaxprocs = Math.min(MAX_GOMAXPROCS, Runtime.getRuntime().availableProcessors());
         private Duration preemptQuantum = Duration.ofMillis(10);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
-        private BiConsumer<Long, Throwable> uncaughtExceptionHandler = (goid, t) -> {
-            System.err.println("goroutine " + goid + " ended by an uncaught exception:");
-            t.printStackTrace();
-        };
+        private PanicPolicy panicPolicy = PanicPolicy.CRASH;
+        private Thread.UncaughtExceptionHandler uncaughtExceptionHandler;
         private boolean sysmon = true;
         private boolean randomizeScheduling;
         private long seed = System.nanoTime();
@@ -165,8 +195,26 @@ public final class SchedulerConfig {
             return this;
         }
 
-        public Builder uncaughtExceptionHandler(BiConsumer<Long, Throwable> handler) {
-            this.uncaughtExceptionHandler = Objects.requireNonNull(handler, "uncaughtExceptionHandler");
+        /**
+         * What an exception that ends a goroutine does (see {@link PanicPolicy}). Replaces a
+         * handler set before.
+         */
+        public Builder onUncaughtException(PanicPolicy policy) {
+            this.panicPolicy = Objects.requireNonNull(policy, "onUncaughtException");
+            this.uncaughtExceptionHandler = null;
+            return this;
+        }
+
+        /**
+         * Hands an exception that ends a goroutine to handler, and the runtime goes on (as {@link
+         * PanicPolicy#LOG}, with handler in place of the log line). The handler runs in the
+         * failing goroutine, after its frames have unwound: {@code Go.goid()} names it; the
+         * {@code Thread} argument is the M that carries it. An exception the handler throws is
+         * dropped (it must not take the M down).
+         */
+        public Builder onUncaughtException(Thread.UncaughtExceptionHandler handler) {
+            this.uncaughtExceptionHandler = Objects.requireNonNull(handler, "onUncaughtException");
+            this.panicPolicy = PanicPolicy.LOG;
             return this;
         }
 

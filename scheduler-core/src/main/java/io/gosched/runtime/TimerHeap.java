@@ -265,7 +265,7 @@ final class TimerHeap {
 
     private void reportTimerFailure(Throwable e) {
         if (sched != null) {
-            sched.uncaught(-1, e);
+            sched.uncaught(-1, java.util.Map.of(), e);
         } else {
             Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), e);
         }

@@ -2,6 +2,7 @@ package io.gosched.runtime;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -95,6 +96,8 @@ public final class Trace {
 
     private static final Object LOCK = new Object();
     private static volatile Recording active;
+    /** The flight recorder, or null; see FlightRecorder. */
+    private static volatile FlightRecorder flight;
 
     private Trace() {
     }
@@ -151,6 +154,87 @@ public final class Trace {
         return active != null;
     }
 
+    /**
+     * Starts the flight recorder (Go's trace.FlightRecorder): the last {@code window} of events,
+     * always on, with the default budget of {@link FlightRecorder#DEFAULT_MAX_EVENTS_PER_P} events
+     * per P. It runs alongside {@link #start} recordings.
+     *
+     * @throws IllegalArgumentException if window is not positive or longer than {@link FlightRecorder#MAX_WINDOW}
+     * @throws IllegalStateException if a flight recorder is already active
+     */
+    public static FlightRecorder flightRecorder(Duration window) {
+        return flightRecorder(window, FlightRecorder.DEFAULT_MAX_EVENTS_PER_P);
+    }
+
+    /**
+     * As {@link #flightRecorder(Duration)} keeping at most {@code maxEventsPerP} events per P
+     * (rounded up to whole chunks of 4096); a window that needs more loses its oldest part.
+     *
+     * @throws IllegalArgumentException if maxEventsPerP is below 1 or above 16,777,216
+     */
+    public static FlightRecorder flightRecorder(Duration window, int maxEventsPerP) {
+        Objects.requireNonNull(window, "window");
+        if (window.isNegative() || window.isZero() || window.compareTo(FlightRecorder.MAX_WINDOW) > 0) {
+            throw new IllegalArgumentException("window must be positive and at most " + FlightRecorder.MAX_WINDOW + ": " + window);
+        }
+        if (maxEventsPerP < 1 || maxEventsPerP > 1 << 24) {
+            throw new IllegalArgumentException("maxEventsPerP must be between 1 and 16777216: " + maxEventsPerP);
+        }
+        synchronized (LOCK) {
+            if (flight != null) {
+                throw new IllegalStateException("a flight recorder is already active");
+            }
+            FlightRecorder f = new FlightRecorder(window, maxEventsPerP);
+            flight = f;
+            on = true;
+            VarHandle.fullFence();
+            return f;
+        }
+    }
+
+    /** The active flight recorder, or null. */
+    public static FlightRecorder activeFlightRecorder() {
+        return flight;
+    }
+
+    static void flightStopped(FlightRecorder f) {
+        synchronized (LOCK) {
+            if (flight == f) {
+                flight = null;
+                on = active != null;
+                VarHandle.fullFence();
+            }
+        }
+    }
+
+    /**
+     * The clock reading for the end of a run (M.traceClock): always with a recording active; with
+     * only the flight recorder, one time in FlightRecorder.CLOCK_PERIOD, else UNTIMED.
+     */
+    static long switchClock(P pp) {
+        FlightRecorder f = flight;
+        if (f != null && active == null) {
+            return f.switchClock(pp);
+        }
+        return System.nanoTime();
+    }
+
+    /**
+     * The M is past findRunnable's fast path and may go idle: if the end of its last run was not
+     * clocked, the flight recorder gets a clocked anchor now, so no idle gap is interpolated over.
+     */
+    static void anchor(P pp, long traceClock) {
+        FlightRecorder f = flight;
+        if (f != null && traceClock == UNTIMED && pp != null) {
+            f.put(pp, System.nanoTime(), -1, FlightRecorder.K_CLOCK, 0);
+        }
+    }
+
+    /** The name of kind code k. */
+    static String kindName(int k) {
+        return KINDS[k];
+    }
+
     // The hot paths below are small and flat on purpose: the scheduler calls them from execute and
     // goready, large methods where C2 declines to inline callees of more than a few dozen
     // bytecodes at sites it does not rate hot (-XX:+PrintInlining showed an event as a chain of
@@ -158,6 +242,13 @@ public final class Trace {
 
     /** Records an event of the M holding pp (pp may be null: then the shared ring), reading the clock. */
     static void record(P pp, long goid, int kind, long arg) {
+        FlightRecorder f = flight;
+        if (f != null) {
+            f.put(pp, System.nanoTime(), goid, kind, arg);
+            if (active == null) {
+                return;
+            }
+        }
         Ring ring = pp != null ? pp.traceRing : null;
         if (ring != null && ring.recording == active) {
             ring.put(System.nanoTime() - ring.startNanos, goid, kind, arg);
@@ -174,6 +265,13 @@ public final class Trace {
      * between its clocked neighbours (Ring.copyTo).
      */
     static void recordUntimed(P pp, long goid, int kind, long arg) {
+        FlightRecorder f = flight;
+        if (f != null) {
+            f.put(pp, UNTIMED, goid, kind, arg);
+            if (active == null) {
+                return; // no clock read for a flight-only event
+            }
+        }
         Ring ring = pp != null ? pp.traceRing : null;
         if (ring != null && ring.untimed && ring.recording == active) {
             ring.put(UNTIMED, goid, kind, arg);
@@ -190,6 +288,16 @@ public final class Trace {
      * M.traceClock). A time from before the recording started is exported as its start.
      */
     static void recordAt(P pp, long nanoTime, long goid, int kind, long arg) {
+        FlightRecorder f = flight;
+        if (f != null) {
+            f.put(pp, nanoTime, goid, kind, arg); // UNTIMED when switchClock sampled this switch out
+            if (active == null) {
+                return;
+            }
+        }
+        if (nanoTime == UNTIMED) {
+            nanoTime = System.nanoTime(); // a recording started after the flight recorder's reading
+        }
         Ring ring = pp != null ? pp.traceRing : null;
         if (ring != null && ring.recording == active) {
             ring.put(nanoTime - ring.startNanos, goid, kind, arg);
@@ -224,6 +332,10 @@ public final class Trace {
 
     /** Records an event about P {@code p} from a thread that does not hold it (sysmon, hand-offs). */
     static void recordShared(int p, long goid, int kind, long arg) {
+        FlightRecorder f = flight;
+        if (f != null) {
+            f.putShared(p, goid, kind, arg);
+        }
         Recording r = active;
         if (r == null) {
             return;
@@ -265,7 +377,7 @@ public final class Trace {
                 }
                 if (active == this) {
                     active = null;
-                    on = false;
+                    on = flight != null;
                     VarHandle.fullFence();
                 }
             }

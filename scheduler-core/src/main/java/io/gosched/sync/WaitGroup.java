@@ -105,14 +105,22 @@ public final class WaitGroup {
     }
 
     /**
-     * Go 1.25's WaitGroup.Go: add(1), run f in a new goroutine, done() when f returns normally.
-     * Called from a goroutine (it uses {@code Go.go}); from a platform thread use add/done around
-     * {@code GoRuntime.go}.
+     * Go 1.25's WaitGroup.Go: add(1), run f in a new goroutine, done() when f returns normally or
+     * ends its goroutine by {@code Go.goexit()}. When f throws, done() is not called and the
+     * exception is re-raised, uncaught, in f's goroutine, as Go re-panics: under the default
+     * {@code PanicPolicy.CRASH} the runtime stops before {@code await()} can return as if all
+     * went well. Called from a goroutine (it uses {@code Go.go}); from a platform thread use
+     * add/done around {@code GoRuntime.go}.
      */
     public void go(Runnable f) {
         add(1);
         io.gosched.runtime.Go.go(() -> {
-            f.run(); // a throwing f does not call done(), as in Go (its panic is re-raised)
+            try {
+                f.run();
+            } catch (io.gosched.runtime.Go.Goexit exit) {
+                done(); // Goexit is not a panic: the goroutine ended, abruptly but normally
+                throw exit;
+            }
             done();
         });
     }

@@ -550,7 +550,7 @@ class ChanTest {
         AtomicLong sum = new AtomicLong();
         CountDownLatch consumersDone = new CountDownLatch(parties);
         SchedulerConfig config = SchedulerConfig.builder().gomaxprocs(4)
-                .uncaughtExceptionHandler((goid, e) -> uncaught.add(e)).build();
+                .onUncaughtException((thread, e) -> uncaught.add(e)).build();
         try (GoRuntime rt = GoRuntime.start(config)) {
             Chan<Integer> ch = Chan.make();
             CountDownLatch producersDone = new CountDownLatch(parties);
@@ -619,7 +619,7 @@ class ChanTest {
         int rounds = 1500 * STRESS;
         CopyOnWriteArrayList<Throwable> uncaught = new CopyOnWriteArrayList<>();
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2)
-                .uncaughtExceptionHandler((goid, t) -> uncaught.add(t)).shutdownTimeout(Duration.ofSeconds(2)).build())) {
+                .onUncaughtException((thread, t) -> uncaught.add(t)).shutdownTimeout(Duration.ofSeconds(2)).build())) {
             for (int r = 0; r < rounds && uncaught.isEmpty(); r++) {
                 Chan<Integer> c = Chan.make();
                 CountDownLatch done = new CountDownLatch(6);

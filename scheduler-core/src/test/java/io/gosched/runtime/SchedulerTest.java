@@ -313,7 +313,7 @@ class SchedulerTest {
         AtomicReference<Throwable> seen = new AtomicReference<>();
         CountDownLatch handled = new CountDownLatch(1);
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1)
-                .uncaughtExceptionHandler((goid, t) -> {
+                .onUncaughtException((thread, t) -> {
                     seen.set(t);
                     handled.countDown();
                 }).build())) {

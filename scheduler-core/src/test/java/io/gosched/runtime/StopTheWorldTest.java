@@ -27,7 +27,7 @@ class StopTheWorldTest {
         int rounds = 200 * STRESS;
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(3)
-                .uncaughtExceptionHandler((goid, t) -> errors.add(t)).build())) {
+                .onUncaughtException((thread, t) -> errors.add(t)).build())) {
             AtomicBoolean stop = new AtomicBoolean();
             AtomicLong mobile = new AtomicLong();
             rt.go(new Runnable() { // perpetuumMobile: each goroutine starts the next

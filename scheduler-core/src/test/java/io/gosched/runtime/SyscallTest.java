@@ -26,7 +26,7 @@ class SyscallTest {
 
     static GoRuntime runtime(int procs) {
         return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs)
-                .uncaughtExceptionHandler((goid, t) -> UNCAUGHT.add(t))
+                .onUncaughtException((thread, t) -> UNCAUGHT.add(t))
                 .shutdownTimeout(Duration.ofSeconds(2)).build());
     }
 

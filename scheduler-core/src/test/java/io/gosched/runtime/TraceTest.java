@@ -168,7 +168,7 @@ class TraceTest {
     void recordingsStartedAndStoppedUnderLoadStayConsistent() throws Exception {
         java.util.Queue<Throwable> uncaught = new java.util.concurrent.ConcurrentLinkedQueue<>();
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(4)
-                .uncaughtExceptionHandler((goid, e) -> uncaught.add(e)).build())) {
+                .onUncaughtException((thread, e) -> uncaught.add(e)).build())) {
             java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
             CountDownLatch workersDone = new CountDownLatch(3);
             for (int w = 0; w < 3; w++) {

@@ -215,7 +215,7 @@ class ErrGroupTest {
         ConcurrentLinkedQueue<Throwable> uncaught = new ConcurrentLinkedQueue<>();
         AssertionError boom = new AssertionError("boom");
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2)
-                .uncaughtExceptionHandler((goid, t) -> uncaught.add(t)).build())) {
+                .onUncaughtException((thread, t) -> uncaught.add(t)).build())) {
             Throwable got = rt.run(() -> {
                 ErrGroup g = ErrGroup.withContext(Context.background());
                 g.go(() -> {

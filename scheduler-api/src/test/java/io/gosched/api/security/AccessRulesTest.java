@@ -38,6 +38,8 @@ class AccessRulesTest {
             "GET,    /api/v1/scheduler/goroutines,    scheduler:admin",
             "GET,    /api/v1/trace,                   scheduler:admin",
             "GET,    /api/v1/trace/flight-recorder,   scheduler:admin",
+            "GET,    /api/v1/trace/flight,            scheduler:admin",
+            "GET,    /api/v1/trace/flight/snapshots/1, scheduler:admin",
             "POST,   /api/v1/trace/flight-recorder,   scheduler:admin",
             "GET,    /api/v1/debug/goroutines,        scheduler:admin",
             "GET,    /api/v1/debug/pprof/heap,        scheduler:admin",

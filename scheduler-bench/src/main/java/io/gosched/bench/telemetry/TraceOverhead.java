@@ -1,11 +1,13 @@
 package io.gosched.bench.telemetry;
 
 import io.gosched.runtime.Chan;
+import io.gosched.runtime.FlightRecorder;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
 import io.gosched.runtime.Trace;
 import io.gosched.sync.WaitGroup;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,7 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * service that has recorded a trace before; a JVM that never traced prunes them.
  *
  * <pre>java --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -Xms3g -Xmx3g \
- *     -cp scheduler-bench/target/benchmarks.jar io.gosched.bench.telemetry.TraceOverhead [gomaxprocs] [pairs]</pre>
+ *     -cp scheduler-bench/target/benchmarks.jar io.gosched.bench.telemetry.TraceOverhead [gomaxprocs] [pairs] [flight]</pre>
+ *
+ * <p>Each workload is measured with a recording of each {@link Trace.Timestamps} mode and with the
+ * flight recorder ({@code trace=flight}); a third argument {@code flight} measures only the latter.
  */
 public final class TraceOverhead {
 
@@ -36,19 +41,27 @@ public final class TraceOverhead {
     public static void main(String[] args) throws Exception {
         int procs = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int pairs = args.length > 1 ? Integer.parseInt(args[1]) : 100;
+        boolean flightOnly = args.length > 2 && args[2].equals("flight");
         if (procs < 1 || pairs < 4) {
             throw new IllegalArgumentException("usage: TraceOverhead [gomaxprocs >= 1] [pairs >= 4]");
         }
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
             for (String workload : new String[] {"spawn", "pingpong"}) {
-                for (Trace.Timestamps ts : Trace.Timestamps.values()) {
-                    System.out.println(measure(rt, workload, ts, pairs, OPS));
+                if (!flightOnly) {
+                    for (Trace.Timestamps ts : Trace.Timestamps.values()) {
+                        System.out.println(measure(rt, workload, ts, pairs, OPS));
+                    }
                 }
+                System.out.println(measure(rt, workload, null, pairs, OPS));
             }
         }
     }
 
-    /** Runs WARMUP_PAIRS + pairs pairs of chunks of {@code ops} operations; one line of result. */
+    /**
+     * Runs WARMUP_PAIRS + pairs pairs of chunks of {@code ops} operations; one line of result.
+     * timestamps null: the "on" chunks run with the flight recorder (10 s window) instead of a
+     * recording.
+     */
     static String measure(GoRuntime rt, String workload, Trace.Timestamps timestamps, int pairs, int ops)
             throws Exception {
         double[] off = new double[pairs];
@@ -58,12 +71,16 @@ public final class TraceOverhead {
             double[] t = new double[2];
             for (int k = 0; k < 2; k++) {
                 boolean traced = ((r & 1) == 0) == (k == 0);
-                Trace.Recording rec = traced ? Trace.start(65_536, timestamps) : null;
+                Trace.Recording rec = traced && timestamps != null ? Trace.start(65_536, timestamps) : null;
+                FlightRecorder flight = traced && timestamps == null ? Trace.flightRecorder(Duration.ofSeconds(10)) : null;
                 long t0 = System.nanoTime();
                 run(rt, workload, ops);
                 t[traced ? 1 : 0] = (System.nanoTime() - t0) / (double) ops;
                 if (rec != null) {
                     rec.stop();
+                }
+                if (flight != null) {
+                    flight.close();
                 }
             }
             if (r >= 0) {
@@ -77,7 +94,8 @@ public final class TraceOverhead {
         Arrays.sort(ratio);
         return String.format(Locale.ROOT,
                 "%-8s GOMAXPROCS=%d trace=%-12s off %5.0f ns/op  traced %5.0f ns/op  ratio median %.3f (quartiles %.3f–%.3f, %d pairs)",
-                workload, rt.gomaxprocs(), timestamps.name().toLowerCase(Locale.ROOT), off[pairs / 2], on[pairs / 2],
+                workload, rt.gomaxprocs(), timestamps == null ? "flight" : timestamps.name().toLowerCase(Locale.ROOT),
+                off[pairs / 2], on[pairs / 2],
                 ratio[pairs / 2], ratio[pairs / 4], ratio[3 * pairs / 4], pairs);
     }
 

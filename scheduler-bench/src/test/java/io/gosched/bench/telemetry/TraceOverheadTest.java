@@ -22,6 +22,9 @@ class TraceOverheadTest {
                             .containsPattern("ratio median \\d+\\.\\d{3}");
                     assertThat(Trace.isRecording()).isFalse();
                 }
+                String line = TraceOverhead.measure(rt, workload, null, 4, 500);
+                assertThat(line).startsWith(workload).contains("trace=flight").containsPattern("ratio median \\d+\\.\\d{3}");
+                assertThat(Trace.activeFlightRecorder()).isNull();
             }
             assertThrows(IllegalArgumentException.class, () -> TraceOverhead.run(rt, "nope", 10));
         }

@@ -1,0 +1,182 @@
+package io.gosched.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gosched.sync.WaitGroup;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Trace.flightRecorder: the last window of events, always on, snapshot at any time. */
+@Timeout(60)
+class FlightRecorderTest {
+
+    @AfterEach
+    void noFlightRecorderLeftBehind() {
+        FlightRecorder f = Trace.activeFlightRecorder();
+        if (f != null) {
+            f.close();
+        }
+    }
+
+    /** Spawns n goroutines that each yield once; returns their goids. */
+    static Set<Long> spawn(GoRuntime rt, int n) throws Exception {
+        Set<Long> ids = ConcurrentHashMap.newKeySet();
+        rt.run(() -> {
+            WaitGroup wg = new WaitGroup();
+            for (int i = 0; i < n; i++) {
+                wg.go(() -> {
+                    ids.add(Go.goid());
+                    Go.yield();
+                });
+            }
+            wg.await();
+            return null;
+        });
+        return ids;
+    }
+
+    @Test
+    void snapshotHoldsTheLastWindowAndNothingOlder() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
+                FlightRecorder f = Trace.flightRecorder(Duration.ofMillis(300))) {
+            Set<Long> old = spawn(rt, 2_000);
+            FlightRecorder.Snapshot early = f.snapshot();
+            assertThat(goids(early)).containsAll(old); // the recorder saw them while they were recent
+            Thread.sleep(700); // more than the window
+            Set<Long> recent = spawn(rt, 2_000);
+            FlightRecorder.Snapshot s = f.snapshot();
+            assertThat(s.toNanos() - s.fromNanos()).isEqualTo(Duration.ofMillis(300).toNanos());
+            Set<Long> seen = goids(s);
+            assertThat(seen).containsAll(recent);
+            assertThat(seen).doesNotContainAnyElementsOf(old);
+            assertThat(s.events()).allSatisfy(e -> assertThat(e.tsNanos()).isBetween(s.fromNanos(), s.toNanos()));
+            assertThat(s.events()).extracting(Trace.Event::tsNanos).isSorted();
+            assertTrue(s.complete());
+            // Each recent goroutine's life is there in order: created, started, ended.
+            long g = recent.iterator().next();
+            List<String> kinds = s.events().stream().filter(e -> e.goid() == g).map(Trace.Event::kind).toList();
+            assertThat(kinds).startsWith(Trace.GO_CREATE, Trace.GO_START).endsWith(Trace.GO_END);
+        }
+    }
+
+    @Test
+    void eventsFromEveryP() throws Exception {
+        int procs = 4;
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
+                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(5))) {
+            Set<Integer> ps = Set.of();
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (ps.size() < procs && System.nanoTime() < deadline) {
+                rt.run(() -> {
+                    WaitGroup wg = new WaitGroup();
+                    for (int i = 0; i < procs * 4; i++) {
+                        wg.go(() -> { // busy long enough for the idle Ps to steal the others
+                            long until = System.nanoTime() + 2_000_000;
+                            while (System.nanoTime() < until) {
+                                Go.checkpoint();
+                            }
+                        });
+                    }
+                    wg.await();
+                    return null;
+                });
+                ps = f.snapshot().events().stream().map(Trace.Event::p).filter(p -> p >= 0).collect(Collectors.toSet());
+            }
+            assertThat(ps).containsExactlyInAnyOrder(0, 1, 2, 3);
+        }
+    }
+
+    @Test
+    void aSmallBudgetKeepsTheNewestAndSaysTheWindowIsIncomplete() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(30), FlightRecorder.CHUNK_EVENTS * 2)) {
+            spawn(rt, 20_000); // 3 events each, all on P 0: ten times the budget
+            Set<Long> last = spawn(rt, 100);
+            FlightRecorder.Snapshot s = f.snapshot();
+            assertFalse(s.complete());
+            long onP0 = s.events().stream().filter(e -> e.p() == 0).count();
+            assertThat(onP0).isLessThanOrEqualTo(f.maxEventsPerP()).isGreaterThan(FlightRecorder.CHUNK_EVENTS);
+            assertThat(goids(s)).containsAll(last);
+        }
+    }
+
+    @Test
+    void switchesOnTheFastPathAreClockedOneInEightAndPlacedInOrder() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(10))) {
+            rt.run(() -> {
+                Chan<Integer> ping = Chan.make();
+                Chan<Integer> pong = Chan.make();
+                Go.go(() -> {
+                    for (int i = 0; i < 5_000; i++) {
+                        pong.send(ping.recv());
+                    }
+                });
+                for (int i = 0; i < 5_000; i++) {
+                    ping.send(i);
+                    pong.recv();
+                }
+                return null;
+            });
+            List<Trace.Event> events = f.snapshot().events().stream().filter(e -> e.p() == 0).toList();
+            long parks = events.stream().filter(e -> e.kind().equals(Trace.GO_PARK)).count();
+            long clockedParks = events.stream().filter(e -> e.kind().equals(Trace.GO_PARK) && !e.interpolated()).count();
+            assertThat(parks).isGreaterThan(5_000);
+            // Most switches read no clock; some do (one in CLOCK_PERIOD, and every slow-path one).
+            assertThat(clockedParks).isPositive().isLessThan(parks / 2);
+            // A P's events keep their order: each goroutine alternates start and park/end.
+            Map<Long, String> lastKind = new HashMap<>();
+            for (Trace.Event e : events) {
+                String prev = lastKind.put(e.goid(), e.kind());
+                if (e.kind().equals(Trace.GO_START)) {
+                    assertThat(prev).isNotEqualTo(Trace.GO_START);
+                }
+            }
+        }
+    }
+
+    @Test
+    void runsAlongsideARecording() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
+                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(10))) {
+            Trace.Recording r = Trace.start(65_536);
+            Set<Long> ids = spawn(rt, 500);
+            List<Trace.Event> recorded = r.stop();
+            assertThat(recorded.stream().map(Trace.Event::goid).collect(Collectors.toSet())).containsAll(ids);
+            assertThat(goids(f.snapshot())).containsAll(ids);
+            assertTrue(f.isActive());
+            assertTrue(Trace.on, "stopping the recording switched the flight recorder off");
+        }
+        assertFalse(Trace.on);
+    }
+
+    @Test
+    void oneAtATimeAndValidated() {
+        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ofMillis(-1)));
+        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ofMinutes(11)));
+        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ofSeconds(1), 0));
+        assertThrows(NullPointerException.class, () -> Trace.flightRecorder(null));
+        FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(1));
+        assertThrows(IllegalStateException.class, () -> Trace.flightRecorder(Duration.ofSeconds(1)));
+        f.close();
+        f.close();
+        assertFalse(f.isActive());
+        Trace.flightRecorder(Duration.ofSeconds(1)).close();
+    }
+
+    private static Set<Long> goids(FlightRecorder.Snapshot s) {
+        return s.events().stream().map(Trace.Event::goid).collect(Collectors.toSet());
+    }
+}
