@@ -176,7 +176,7 @@ final class G implements Runnable {
 
     /** The labels a panic of this goroutine reports (GoroutinePanicException.labels). */
     java.util.Map<String, String> panicLabels() {
-        return java.util.Map.of();
+        return labels;
     }
 
     long goid() {

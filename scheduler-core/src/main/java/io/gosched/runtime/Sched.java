@@ -195,8 +195,8 @@ final class Sched {
 
     /**
      * Go's panic print: "panic: ...", then "goroutine N [running]:" with the frames of the
-     * exception, then the scheduler's state (every P and M; the goroutines' own dump comes with
-     * GoRuntime.dumpGoroutines).
+     * exception, then the scheduler's state (every P and M) and every other goroutine's traceback
+     * (GoRuntime.dumpGoroutines).
      */
     private String panicText(long goid, Throwable t) {
         java.io.StringWriter out = new java.io.StringWriter();
@@ -207,6 +207,12 @@ final class Sched {
         t.printStackTrace(w);
         w.println();
         w.println(Stats.schedtrace(this, true));
+        // The other goroutines, as Go prints them after a panic (the runtime is halted: nothing moves).
+        try {
+            w.print(runtime.dumpGoroutines());
+        } catch (RuntimeException dumpFailed) {
+            w.println("(goroutine dump failed: " + dumpFailed + ")");
+        }
         w.flush();
         return out.toString();
     }
