@@ -165,4 +165,10 @@ public interface JobStore {
 
     /** Calls {@code onProgress} with every progress message of job {@code id} until closed. */
     AutoCloseable watchProgress(String id, Consumer<Progress> onProgress);
+
+    /**
+     * Calls {@code onProgress} with every progress message of every job until closed: what lets a
+     * node that does not run a job answer a read of it with its live counters.
+     */
+    AutoCloseable watchAllProgress(Consumer<Progress> onProgress);
 }
