@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
+import java.util.function.UnaryOperator;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
@@ -86,9 +87,11 @@ import org.springframework.http.codec.ServerSentEvent;
  * </ul>
  *
  * <h2>Memory</h2>
- * The budget charges what this node holds: a job's request, goroutine stacks and own channels from
- * its claim until its attempt ends. Queued and finished jobs live in the store, bounded by
- * {@code gosched.cluster.max-queue-bytes} / {@code max-store-bytes} (429 when full), not here.
+ * Cluster mode: the budget charges what this node holds, a job's request, goroutine stacks and own
+ * channels from its pull until its attempt ends. Queued and finished jobs live in the store,
+ * bounded by {@code gosched.cluster.max-queue-bytes} / {@code max-store-bytes} (429 when full),
+ * not here. Embedded mode: the in-memory store charges every record as it moves, so the engine
+ * charges only what a run adds ({@link JobMemory#admitRun}).
  */
 final class JobEngine {
 
@@ -162,6 +165,8 @@ final class JobEngine {
         volatile boolean stale;
         /** Its goroutines count in {@code reserved}; guarded by slots. */
         boolean reserving;
+        /** The record as this node last read (the pull) or wrote (the claim) it: where the next CAS starts. */
+        volatile Versioned<JobRecord> read;
 
         Local(String id, JobSpec spec, JobRecord.Spec recordSpec, long ticket, JobLease lease, JobMemory.Charge charge) {
             this.id = id;
@@ -525,6 +530,7 @@ final class JobEngine {
         }
         // Embedded mode: the store charges the record's request already; this node adds only the run.
         Local l = new Local(t.jobId(), spec, r.spec(), t.number(), lease, local ? memory.admitRun(spec) : memory.admitClaimed(spec));
+        l.read = cur.get();
         held.put(l.id, l);
         synchronized (slots) {
             running++;
@@ -615,13 +621,32 @@ final class JobEngine {
         }
     }
 
+    /**
+     * A compare-and-set of {@code change} applied to {@code known}, the record as this node last
+     * read or wrote it: one write when nobody wrote since (the common case), else the store's
+     * read-and-retry loop. Saves the read the loop would start with.
+     */
+    private JobStore.Update casFrom(Versioned<JobRecord> known, UnaryOperator<JobRecord> change, String id) {
+        if (known != null) {
+            JobRecord next = change.apply(known.value());
+            if (next == null) {
+                return store.update(id, change); // declined on what we know: look at what stands now
+            }
+            Optional<Versioned<JobRecord>> w = store.replace(next, known.revision());
+            if (w.isPresent()) {
+                return new JobStore.Update(w.get(), true);
+            }
+        }
+        return store.update(id, change);
+    }
+
     /** The claim's CAS {@code queued -> running(this node, attempt + 1)}; false if the record moved on. */
     private boolean claimed(Local l) {
         Instant now = clock.instant();
         JobLease lease = l.lease;
         JobStore.Update u;
         try {
-            u = store.update(l.id, x -> unclaimable(x, lease) ? null : x.withStatus(x.status().claimed(node.id(), now)));
+            u = casFrom(l.read, x -> unclaimable(x, lease) ? null : x.withStatus(x.status().claimed(node.id(), now)), l.id);
         } catch (RuntimeException e) {
             // NATS went away mid-claim: the CAS may have landed or not. Hand the ticket back; its next
             // delivery (above 1) takes a record left running by this claim over, or claims a queued one.
@@ -634,6 +659,7 @@ final class JobEngine {
             l.stale = true; // cancelled, or taken by another node, since the pull
             return false;
         }
+        l.read = u.current(); // what the finish's CAS starts from
         JobRecord.Status s = u.current().value().status();
         if (s.attempt() > 1 && lease.delivery() > 1 && s.attempt() - 1 > s.attemptBase()) {
             log.info("job " + l.id + ": taken over by node " + node.id() + " as attempt " + s.attempt());
@@ -727,7 +753,7 @@ final class JobEngine {
     private boolean write(Local l, JobState outcome, boolean retry, JobRecord.Counters counters, JsonNode received,
             JobRecord.Failure failure) {
         Instant now = clock.instant();
-        JobStore.Update u = store.update(l.id, r -> {
+        UnaryOperator<JobRecord> change = r -> {
             JobRecord.Status s = r.status();
             if (s.state() != JobState.RUNNING || !node.id().equals(s.node()) || s.attempt() != l.attempt || s.ticket() != l.ticket) {
                 return null;
@@ -736,7 +762,8 @@ final class JobEngine {
                 return r.withStatus(s.requeued(now, counters, received, failure, false));
             }
             return r.withStatus(s.finished(outcome, now, counters, received, failure));
-        });
+        };
+        JobStore.Update u = casFrom(l.read, change, l.id);
         if (!u.applied()) {
             return false;
         }

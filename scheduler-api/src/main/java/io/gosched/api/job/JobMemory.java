@@ -13,8 +13,11 @@ import io.gosched.api.workload.Workload;
 import tools.jackson.databind.JsonNode;
 
 /**
- * What jobs hold of the {@link MemoryBudget}, step by step of their life, kept apart from the job
- * store so that any store (this module's in-memory one, a cluster's) charges the same bytes:
+ * What jobs hold of the {@link MemoryBudget}, step by step of their life, and the estimates of it
+ * that every store uses. In embedded mode the in-memory store charges a job's record (request,
+ * result, error, Idempotency-Key) under the kind of its state, and the engine a {@link Charge} for
+ * the run; in cluster mode the engine charges a claimed job's request and run while this node
+ * holds it:
  * <pre>
  *   submit   request (+ idempotency entry)             QUEUED_JOBS    refused: 429 (budget), 422 (one job's share)
  *   start    + goroutine stacks, own channels          RUNNING_JOBS   no room: the head of the queue waits (or, when

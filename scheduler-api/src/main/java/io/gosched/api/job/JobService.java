@@ -43,13 +43,15 @@ import org.springframework.http.codec.ServerSentEvent;
  * alone exceeds the goroutine budget is refused with 422 at submission.
  *
  * <h2>Memory</h2>
- * The in-memory store charges each job's record to the memory budget as it moves, and
- * the engine its run ({@link JobMemory}): its request from submission (429 when the budget has no room after evicting finished jobs, 422 when one job
- * alone needs more than its share), its goroutine stacks and own channels while it runs (the
- * head of the queue waits for them as it waits for its goroutine reservation), its result and
- * error once finished. Under pressure the budget evicts finished jobs, oldest first, before
- * refusing new work ({@code gosched_jobs_evicted_total{reason="pressure"}}). When nothing runs, the
- * head starts even without room, so the budget can go over by one job's share at most.
+ * In embedded mode the in-memory store charges each job's record to the memory budget as it
+ * moves (its request from submission: 429 when the budget has no room after evicting finished
+ * jobs; its result and error once finished), and the engine charges a run's goroutine stacks and
+ * own channels while it runs ({@link JobMemory}; 422 at submission when one job alone needs more
+ * than its share). The head of the queue waits for its run's room as it waits for its goroutine
+ * reservation. Under pressure the budget evicts finished jobs, oldest first, before refusing new
+ * work ({@code gosched_jobs_evicted_total{reason="pressure"}}). When nothing runs, the head starts
+ * even without room, so the budget can go over by one job's share at most. In cluster mode the
+ * node charges what it runs; queued and finished jobs live in NATS, bounded by its limits.
  *
  * <h2>Queue order</h2>
  * Ten priority levels, 9 first; FIFO within a level. The head of the highest non-empty level
