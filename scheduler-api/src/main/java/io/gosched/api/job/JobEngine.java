@@ -105,6 +105,8 @@ final class JobEngine {
     private static final long PROGRESS_STALE_NANOS = Duration.ofSeconds(30).toNanos();
     private static final long RETENTION_EVERY_MS = 5_000;
     private static final Duration RETRY_WRITE = Duration.ofMillis(500);
+    /** How long a pulled ticket of a manual retry waits for the retry's CAS to land before it counts as stale. */
+    private static final Duration RETRY_IN_FLIGHT = Duration.ofSeconds(2);
 
     private final GoRuntime runtime;
     private final ChannelService channels;
@@ -127,6 +129,16 @@ final class JobEngine {
     private final AutoCloseable progressFeed;
 
     private record Live(JobStore.Progress progress, long atNanos) {}
+
+    /**
+     * Embedded mode: the parsed specs of up to {@value #PARSED_CACHE} queued jobs, by id, from
+     * their submission to their claim, so that a job is not parsed twice when the queue is short
+     * (the common case). The memory is within the jobs' budget charge, which is the parsed
+     * request's estimate while the store keeps only its JSON text; the bound keeps a deep queue
+     * at the text's size. In cluster mode another node may claim the job: nothing is cached.
+     */
+    private final ConcurrentHashMap<String, JobSpec> parsed = new ConcurrentHashMap<>();
+    private static final int PARSED_CACHE = 4096;
 
     /** Jobs this node runs now, by id. */
     private final ConcurrentHashMap<String, Local> held = new ConcurrentHashMap<>();
@@ -303,10 +315,14 @@ final class JobEngine {
         } finally {
             SIZED.remove();
         }
+        boolean cached = local && parsed.size() < PARSED_CACHE && parsed.putIfAbsent(id, spec) == null;
         try {
             queue.enqueue(new JobTicket(id, 1, spec.priority(), spec.notBefore(), pin));
         } catch (RuntimeException e) {
             // No ticket, no job: take the record back so that nothing waits for ever.
+            if (cached) {
+                parsed.remove(id);
+            }
             store.get(id).ifPresent(v -> store.remove(id, v.revision()));
             releaseKey(idempotencyKey, key);
             throw e;
@@ -511,14 +527,28 @@ final class JobEngine {
             complete(lease);
             return;
         }
+        long end = System.nanoTime() + RETRY_IN_FLIGHT.toNanos();
+        while (cur.isPresent() && retryInFlight(cur.get().value(), t) && System.nanoTime() - end < 0) {
+            // POST /retry publishes ticket n + 1 before its CAS moves the record to it: wait for the CAS
+            // rather than drop the one ticket the job will have
+            sleep(Duration.ofMillis(5));
+            try {
+                cur = store.get(t.jobId());
+            } catch (BackendException e) {
+                release(lease);
+                return;
+            }
+        }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
+            parsed.remove(t.jobId());
             complete(lease);
             return;
         }
         JobRecord r = cur.get().value();
         JobSpec spec;
         try {
-            spec = parser.parse(r.spec().request(), r.spec().submittedAt());
+            JobSpec known = parsed.remove(r.id());
+            spec = known != null ? known : parser.parse(r.spec().request(), r.spec().submittedAt());
         } catch (RuntimeException unparsable) {
             // a node with other limits accepted it: it can never run here, nor, with equal limits, anywhere
             Instant now = clock.instant();
@@ -546,6 +576,11 @@ final class JobEngine {
      */
     private static boolean unclaimable(JobRecord r, JobLease lease) {
         return stale(r, lease.ticket()) || r.status().state() == JobState.RUNNING && lease.delivery() == 1;
+    }
+
+    /** True if the ticket is the one a manual retry of the (final) record published and has not moved the record to yet. */
+    private static boolean retryInFlight(JobRecord r, JobTicket t) {
+        return r.status().state().isFinal() && r.status().ticket() == t.number() - 1;
     }
 
     /** True if the record was requeued from this ticket as the next one (an automatic retry). */
@@ -822,6 +857,7 @@ final class JobEngine {
     /** The dead letter (protocol step 7): the job fails as lost, unless its ticket is stale already. */
     private void lost(JobTicket t, int deliveries) {
         Instant now = clock.instant();
+        parsed.remove(t.jobId());
         JobStore.Update u = store.update(t.jobId(), r -> stale(r, t) ? null : r.lost(now, deliveries));
         if (u.applied()) {
             metrics.jobFinished(JobState.FAILED.json(), Duration.ZERO);
@@ -1043,6 +1079,7 @@ final class JobEngine {
         JobRecord r = u.current().value();
         JobRecord.Status s = r.status();
         if (s.state() == JobState.CANCELLED && u.applied()) {
+            parsed.remove(id);
             metrics.jobFinished(JobState.CANCELLED.json(), Duration.ZERO);
             try {
                 queue.withdraw(new JobTicket(id, s.ticket(), r.spec().priority(), r.spec().notBefore(), pinQuietly(r)));
@@ -1086,6 +1123,11 @@ final class JobEngine {
         Optional<Versioned<JobRecord>> w = store.replace(cur.value().withStatus(s.requeued(now, JobRecord.Counters.ZERO, null, null, true)),
                 cur.revision());
         if (w.isEmpty()) {
+            try {
+                queue.withdraw(next); // stale now; withdrawn, no node waits for its record to move
+            } catch (RuntimeException e) {
+                log.debug("withdraw of " + id + "'s retry ticket failed; it turns stale", e);
+            }
             throw ApiProblem.conflict("job-busy", "Job changing state", "job '" + id + "' changed state; try again");
         }
         return view(w.get().value());
