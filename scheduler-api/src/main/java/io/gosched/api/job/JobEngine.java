@@ -508,7 +508,9 @@ final class JobEngine {
         }
         Optional<Versioned<JobRecord>> cur;
         try {
-            cur = store.get(t.jobId());
+            // Embedded mode with the spec at hand: the status is all the claim reads, and the in-memory
+            // store keeps the request it was created with whatever a CAS writes (never so in a cluster).
+            cur = local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
             return;

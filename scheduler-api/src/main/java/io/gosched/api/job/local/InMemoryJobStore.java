@@ -199,6 +199,14 @@ public final class InMemoryJobStore implements JobStore {
         return e == null ? Optional.empty() : Optional.of(new Versioned<>(full(e), e.revision()));
     }
 
+    /** Without reading the request back: the summary is what the entry keeps. */
+    @Override
+    public Optional<Versioned<JobRecord>> summary(String id) {
+        expire();
+        Entry e = jobs.get(id);
+        return e == null ? Optional.empty() : Optional.of(new Versioned<>(e.summary(), e.revision()));
+    }
+
     /** The record with its request read back from its JSON text. */
     private static JobRecord full(Entry e) {
         if (e.request() == null) {
@@ -220,7 +228,8 @@ public final class InMemoryJobStore implements JobStore {
             if (cur == null || cur.revision() != expectedRevision) {
                 return Optional.empty();
             }
-            // The spec never changes: the entry keeps its request as stored at create.
+            // The spec never changes: the entry keeps its request as stored at create, so a writer may
+            // pass the summary it read (summary(id)) and lose nothing.
             written = new Entry(new JobRecord(id, cur.summary().spec(), next.status()), cur.request(), revisions.incrementAndGet(),
                     cur.requestCharge(), resultBytes(next.status()));
             jobs.put(id, written);
