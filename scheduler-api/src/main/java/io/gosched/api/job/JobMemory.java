@@ -13,8 +13,11 @@ import io.gosched.api.workload.Workload;
 import tools.jackson.databind.JsonNode;
 
 /**
- * What jobs hold of the {@link MemoryBudget}, step by step of their life, kept apart from the job
- * store so that any store (this module's in-memory one, a cluster's) charges the same bytes:
+ * What jobs hold of the {@link MemoryBudget}, step by step of their life, and the estimates of it
+ * that every store uses. In embedded mode the in-memory store charges a job's record (request,
+ * result, error, Idempotency-Key) under the kind of its state, and the engine a {@link Charge} for
+ * the run; in cluster mode the engine charges a claimed job's request and run while this node
+ * holds it:
  * <pre>
  *   submit   request (+ idempotency entry)             QUEUED_JOBS    refused: 429 (budget), 422 (one job's share)
  *   start    + goroutine stacks, own channels          RUNNING_JOBS   no room: the head of the queue waits (or, when
@@ -59,8 +62,6 @@ public final class JobMemory {
     private static final long STEP = L.object(3, 8);
     /** An immutable list: the list object and its array. */
     private static final long LIST = L.object(1, 4);
-    /** An idempotency entry's map node. */
-    private static final long MAP_NODE = L.object(3, 4);
 
     /** What one job holds now, and under which kind. Created by {@link #admit}. */
     public static final class Charge {
@@ -102,24 +103,6 @@ public final class JobMemory {
     }
 
     /**
-     * Charges a new job's request and idempotency entry as queued. Errors: 422 when the job alone
-     * needs more than one job's share ({@code pointer} names what to shrink), 429 when the budget
-     * has no room for it now.
-     */
-    public Charge admit(JobSpec spec, String idempotencyKey, String pointer) {
-        checkShare(spec, pointer);
-        long request = requestBytes(spec);
-        long run = runBytes(spec.workload());
-        long key = idempotencyKey == null ? 0 : MAP_NODE + JsonSize.string(idempotencyKey) + L.string(64, true);
-        budget.charge(Retained.QUEUED_JOBS, request);
-        if (key > 0 && !budget.tryCharge(Retained.IDEMPOTENCY_KEYS, key)) {
-            budget.release(Retained.QUEUED_JOBS, request);
-            throw budget.refusal(Retained.IDEMPOTENCY_KEYS, key);
-        }
-        return new Charge(request, run, key);
-    }
-
-    /**
      * 422 when the job alone needs more than one job's share of the budget; charges nothing. What
      * a cluster node checks at submission, where the job will be held by whichever node runs it.
      */
@@ -146,13 +129,21 @@ public final class JobMemory {
         return new Charge(request, runBytes(spec.workload()), 0);
     }
 
+    /**
+     * Embedded mode: a job this node pulled from its in-memory queue, whose record (request and
+     * result) the in-memory store charges already: the charge holds only what a run adds, from
+     * {@link #tryStart} to {@link #finish}.
+     */
+    public Charge admitRun(JobSpec spec) {
+        return new Charge(0, runBytes(spec.workload()), 0);
+    }
+
     /** Cluster mode: a claimed job handed back before it started (shutdown); whatever it holds goes back. */
     public void abandonClaimed(Charge c) {
         abandon(c);
     }
 
-    /** The job was never accepted after all (the queue was full, or it lost an Idempotency-Key race). */
-    public void abandon(Charge c) {
+    private void abandon(Charge c) {
         long bytes;
         synchronized (c) {
             if (c.kind != Retained.QUEUED_JOBS) {
@@ -205,25 +196,9 @@ public final class JobMemory {
         return true;
     }
 
-    /** A failed attempt waits for its retry: the run's memory goes back; the job keeps its result and error. */
-    public void requeue(Charge c, JsonNode result, Run.Failure error) {
-        settle(c, Retained.QUEUED_JOBS, result, error);
-    }
-
     /** The job reached a final state (from running, or cancelled while queued): it holds its request, result and error. */
     public void finish(Charge c, JsonNode result, Run.Failure error) {
         settle(c, Retained.FINISHED_JOBS, result, error);
-    }
-
-    /** A finished job was submitted for a retry by hand. */
-    public void reopen(Charge c) {
-        synchronized (c) {
-            if (c.kind != Retained.FINISHED_JOBS) {
-                return;
-            }
-            budget.move(Retained.FINISHED_JOBS, Retained.QUEUED_JOBS, c.request + c.result);
-            c.kind = Retained.QUEUED_JOBS;
-        }
     }
 
     /** A finished job leaves the store: everything it held goes back. Returns the bytes released. */

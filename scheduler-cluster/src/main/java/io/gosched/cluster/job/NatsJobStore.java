@@ -402,6 +402,18 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
         return () -> progress.unsubscribe(sub);
     }
 
+    @Override
+    public AutoCloseable watchAllProgress(Consumer<Progress> onProgress) {
+        Subscription sub = progress.subscribe(ClusterLayout.progressSubject("*"), m -> {
+            try {
+                onProgress.accept(JobRecordCodec.decodeProgress(m.getData()));
+            } catch (RuntimeException e) {
+                log.debug("unreadable progress on " + m.getSubject(), e);
+            }
+        });
+        return () -> progress.unsubscribe(sub);
+    }
+
     /** True once the index holds every job that existed at start-up. */
     public boolean indexLoaded() {
         return indexLoaded.getCount() == 0;

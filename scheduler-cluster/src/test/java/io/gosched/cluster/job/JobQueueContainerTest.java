@@ -6,9 +6,9 @@ import io.gosched.cluster.testing.NatsContainer;
 import io.gosched.cluster.testing.NatsFixture;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
-/** {@link JobQueueContract} against the official NATS image; skipped where there is no Docker. */
+/** {@link NatsJobQueueContract} against the official NATS image; skipped where there is no Docker. */
 @Testcontainers(disabledWithoutDocker = true)
-class JobQueueContainerTest extends JobQueueContract {
+class JobQueueContainerTest extends NatsJobQueueContract {
 
     @Override
     protected NatsFixture startNats(Path dir) {

@@ -6,9 +6,9 @@ import io.gosched.cluster.testing.NatsContainer;
 import io.gosched.cluster.testing.NatsFixture;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
-/** {@link JobStoreContract} against the official NATS image; skipped where there is no Docker. */
+/** {@link NatsJobStoreContract} against the official NATS image; skipped where there is no Docker. */
 @Testcontainers(disabledWithoutDocker = true)
-class JobStoreContainerTest extends JobStoreContract {
+class JobStoreContainerTest extends NatsJobStoreContract {
 
     @Override
     protected NatsFixture startNats(Path dir) {

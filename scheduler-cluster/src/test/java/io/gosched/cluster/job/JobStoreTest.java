@@ -5,8 +5,8 @@ import java.nio.file.Path;
 import io.gosched.cluster.testing.NatsFixture;
 import io.gosched.cluster.testing.NatsServer;
 
-/** {@link JobStoreContract} against Debian's nats-server; skipped, naming the binary, without it. */
-class JobStoreTest extends JobStoreContract {
+/** {@link NatsJobStoreContract} against Debian's nats-server; skipped, naming the binary, without it. */
+class JobStoreTest extends NatsJobStoreContract {
 
     @Override
     protected NatsFixture startNats(Path dir) {

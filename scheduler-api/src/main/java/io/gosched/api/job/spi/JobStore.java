@@ -38,6 +38,14 @@ public interface JobStore {
     Optional<Versioned<JobRecord>> get(String id);
 
     /**
+     * The job as last written, as its {@link JobRecord#summary() summary} (no request body): for a
+     * caller that needs only the status, where a store can answer it for less than {@link #get}.
+     */
+    default Optional<Versioned<JobRecord>> summary(String id) {
+        return get(id).map(v -> new Versioned<>(v.value().summary(), v.revision()));
+    }
+
+    /**
      * Compare-and-set: writes {@code next} only if the job's revision is still
      * {@code expectedRevision}.
      *
@@ -165,4 +173,10 @@ public interface JobStore {
 
     /** Calls {@code onProgress} with every progress message of job {@code id} until closed. */
     AutoCloseable watchProgress(String id, Consumer<Progress> onProgress);
+
+    /**
+     * Calls {@code onProgress} with every progress message of every job until closed: what lets a
+     * node that does not run a job answer a read of it with its live counters.
+     */
+    AutoCloseable watchAllProgress(Consumer<Progress> onProgress);
 }

@@ -20,6 +20,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntSupplier;
+import java.util.function.UnaryOperator;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
@@ -54,36 +56,57 @@ import tools.jackson.databind.JsonNode;
 import org.springframework.http.codec.ServerSentEvent;
 
 /**
- * The job service over the ports ({@link JobQueue}, {@link JobStore}): what {@link JobService}
- * runs when the application has a shared queue and store (cluster mode). It runs the protocol of
- * {@link io.gosched.api.job.spi} word for word; the record in the store is the truth, this node
- * holds only the jobs it runs.
+ * The one job engine: the protocol of {@link io.gosched.api.job.spi} run word for word over the
+ * ports ({@link JobQueue}, {@link JobStore}), whichever implements them. {@link JobService} runs it
+ * over the in-memory ports in embedded mode ({@code local}: the queue and the store live in this
+ * process) and over a cluster's shared ones (NATS JetStream) otherwise. The record in the store is
+ * the truth; this node holds only the jobs it runs.
+ *
+ * <h2>Where embedded and cluster mode differ</h2>
+ * Only where a shared store cannot do what this process's memory does:
+ * <ul>
+ * <li>shutdown cancels the jobs in embedded mode (they live and die with the process) and hands
+ *     them back to the queue in cluster mode (another node runs them next);</li>
+ * <li>the in-memory store charges its records to the memory budget and keeps the retention bounds
+ *     itself, as they finish; a shared store is bounded by its own limits, and its retention runs
+ *     on the cluster's leader;</li>
+ * <li>a view names the node that runs the job only in cluster mode.</li>
+ * </ul>
  *
  * <h2>Threads</h2>
  * <ul>
  * <li>the dispatcher ({@code gosched-job-dispatch}, a platform thread) pulls only as many tickets
  *     as this node has free running slots, claims each with a CAS and starts it as goroutines. A
  *     pulled job that does not fit the free goroutine reservation or the memory budget waits on
- *     this node under its (renewed) lease, as the head of the embedded queue waits; nothing more
- *     is pulled meanwhile, so other nodes take the rest;</li>
+ *     this node under its (renewed) lease, still {@code queued}: the CAS to {@code running} comes
+ *     when it starts. The head waits rather than being overtaken, so priority order holds
+ *     strictly; nothing more is pulled meanwhile, so other nodes take the rest;</li>
  * <li>finishers (platform threads) write an attempt's outcome with a fenced CAS and ack, retrying
  *     while the store cannot be reached: goroutines never block on the network;</li>
  * <li>the chores thread publishes progress of local runs and, on the leader, runs retention.</li>
  * </ul>
  *
  * <h2>Memory</h2>
- * The budget charges what this node holds: a job's request, goroutine stacks and own channels from
- * its claim until its attempt ends. Queued and finished jobs live in the store, bounded by
- * {@code gosched.cluster.max-queue-bytes} / {@code max-store-bytes} (429 when full), not here.
+ * Cluster mode: the budget charges what this node holds, a job's request, goroutine stacks and own
+ * channels from its pull until its attempt ends. Queued and finished jobs live in the store,
+ * bounded by {@code gosched.cluster.max-queue-bytes} / {@code max-store-bytes} (429 when full),
+ * not here. Embedded mode: the in-memory store charges every record as it moves, so the engine
+ * charges only what a run adds ({@link JobMemory#admitRun}).
  */
-final class ClusterJobs {
+final class JobEngine {
 
-    private static final Log log = LogFactory.getLog(ClusterJobs.class);
+    private static final Log log = LogFactory.getLog(JobEngine.class);
     /** How long one pull waits for a ticket before the dispatcher looks at its room again. */
     private static final Duration PULL_WAIT = Duration.ofMillis(500);
     private static final long PROGRESS_EVERY_MS = 250;
+    /** Embedded mode: progress costs a callback, not a message; SSE shows counters as often as it did when it polled. */
+    private static final long LOCAL_PROGRESS_EVERY_MS = 100;
+    /** Live progress of a job not heard of for this long is checked against its record (it may have ended meanwhile). */
+    private static final long PROGRESS_STALE_NANOS = Duration.ofSeconds(30).toNanos();
     private static final long RETENTION_EVERY_MS = 5_000;
     private static final Duration RETRY_WRITE = Duration.ofMillis(500);
+    /** How long a pulled ticket of a manual retry waits for the retry's CAS to land before it counts as stale. */
+    private static final Duration RETRY_IN_FLIGHT = Duration.ofSeconds(2);
 
     private final GoRuntime runtime;
     private final ChannelService channels;
@@ -97,13 +120,33 @@ final class ClusterJobs {
     private final JobQueue queue;
     private final JobStore store;
     private final JobNode node;
+    /** The queue and store live in this process (embedded mode). */
+    private final boolean local;
+    /** Embedded mode: the in-memory store's count of queued records, the exact number of waiting jobs; null in cluster mode. */
+    private final IntSupplier localQueued;
+    /** Cluster mode: the latest progress of attempts running on other nodes, by job id. */
+    private final ConcurrentHashMap<String, Live> progress = new ConcurrentHashMap<>();
+    private final AutoCloseable progressFeed;
+
+    private record Live(JobStore.Progress progress, long atNanos) {}
+
+    /**
+     * Embedded mode: the parsed specs of up to {@value #PARSED_CACHE} queued jobs, by id, from
+     * their submission to their claim, so that a job is not parsed twice when the queue is short
+     * (the common case). The memory is within the jobs' budget charge, which is the parsed
+     * request's estimate while the store keeps only its JSON text; the bound keeps a deep queue
+     * at the text's size. In cluster mode another node may claim the job: nothing is cached.
+     */
+    private final ConcurrentHashMap<String, JobSpec> parsed = new ConcurrentHashMap<>();
+    private static final int PARSED_CACHE = 4096;
 
     /** Jobs this node runs now, by id. */
-    private final ConcurrentHashMap<String, Local> local = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Local> held = new ConcurrentHashMap<>();
     private final Object slots = new Object();
-    private int running; // guarded by slots: claimed jobs, started or waiting for room
+    private int running; // guarded by slots: pulled jobs, started or waiting for room
     private long reserved; // guarded by slots: goroutines reserved by started jobs
-    private final ArrayDeque<Local> waitingForRoom = new ArrayDeque<>(); // guarded by slots
+    /** Pulled, not claimed yet: waiting for goroutine reservation and memory, in pull order. Guarded by slots. */
+    private final ArrayDeque<Local> waitingForRoom = new ArrayDeque<>();
 
     private volatile boolean open = true;
     private volatile boolean shuttingDown;
@@ -113,12 +156,13 @@ final class ClusterJobs {
     private final ScheduledExecutorService chores;
     private final AutoCloseable changes;
 
-    /** One claimed job on this node. */
+    /** One job this node pulled: waiting for room (not claimed yet), or claimed and running. */
     private final class Local {
         final String id;
         final JobSpec spec;
         final JobRecord.Spec recordSpec;
-        final int attempt;
+        /** The attempt this node runs; 0 until the claim's CAS. */
+        volatile int attempt;
         final long ticket;
         volatile JobLease lease;
         final JobMemory.Charge charge;
@@ -129,11 +173,17 @@ final class ClusterJobs {
         volatile boolean fenced;
         JobRecord.Counters lastPublished;
 
-        Local(String id, JobSpec spec, JobRecord.Spec recordSpec, int attempt, long ticket, JobLease lease, JobMemory.Charge charge) {
+        /** Waiting for room, its record moved on (cancelled, taken elsewhere): dropped instead of claimed. */
+        volatile boolean stale;
+        /** Its goroutines count in {@code reserved}; guarded by slots. */
+        boolean reserving;
+        /** The record as this node last read (the pull) or wrote (the claim) it: where the next CAS starts. */
+        volatile Versioned<JobRecord> read;
+
+        Local(String id, JobSpec spec, JobRecord.Spec recordSpec, long ticket, JobLease lease, JobMemory.Charge charge) {
             this.id = id;
             this.spec = spec;
             this.recordSpec = recordSpec;
-            this.attempt = attempt;
             this.ticket = ticket;
             this.lease = lease;
             this.charge = charge;
@@ -152,6 +202,15 @@ final class ClusterJobs {
                 return; // removed: only retention removes, and only final records
             }
             JobRecord.Status s = r.status();
+            if (attempt == 0) { // not claimed yet
+                if (JobEngine.stale(r, ticket)) {
+                    stale = true;
+                    synchronized (slots) {
+                        slots.notifyAll(); // the dispatcher drops it: the next one may start
+                    }
+                }
+                return;
+            }
             boolean ours = s.state() == JobState.RUNNING && node.id().equals(s.node()) && s.attempt() == attempt;
             if (ours && s.cancelRequested() && !cancelRequested) {
                 cancelRequested = true;
@@ -163,8 +222,9 @@ final class ClusterJobs {
         }
     }
 
-    ClusterJobs(GoRuntime runtime, ChannelService channels, ChannelDirectory directory, ApiProperties properties, ApiMetrics metrics,
-            JobSpecParser parser, Clock clock, JobMemory memory, JobQueue queue, JobStore store, JobNode node, Sinks.Empty<Void> shutdown) {
+    JobEngine(GoRuntime runtime, ChannelService channels, ChannelDirectory directory, ApiProperties properties, ApiMetrics metrics,
+            JobSpecParser parser, Clock clock, JobMemory memory, JobQueue queue, JobStore store, JobNode node, IntSupplier localQueued,
+            Sinks.Empty<Void> shutdown) {
         this.runtime = runtime;
         this.channels = channels;
         this.directory = directory;
@@ -176,18 +236,33 @@ final class ClusterJobs {
         this.queue = queue;
         this.store = store;
         this.node = node;
+        this.local = localQueued != null;
+        this.localQueued = localQueued;
         this.shutdown = shutdown;
         queue.onLost(this::lost);
         this.changes = store.watchAll((id, r) -> {
-            Local l = local.get(id);
+            Local l = held.get(id);
             if (l != null) {
                 l.changed(r);
+            }
+            if (!local && (r == null || r.status().state() != JobState.RUNNING)) {
+                progress.remove(id);
+            }
+        });
+        // Cluster mode: a read of a job another node runs answers its live counters (protocol: progress is best effort).
+        this.progressFeed = local ? () -> { } : store.watchAllProgress(p -> {
+            if (!held.containsKey(p.jobId())) { // this node's own runs are read directly
+                progress.put(p.jobId(), new Live(p, System.nanoTime()));
             }
         });
         this.finishers = Executors.newFixedThreadPool(2, r -> Thread.ofPlatform().name("gosched-job-finisher", 0).daemon(true).unstarted(r));
         this.chores = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().name("gosched-job-chores").daemon(true).unstarted(r));
-        chores.scheduleWithFixedDelay(this::publishProgress, PROGRESS_EVERY_MS, PROGRESS_EVERY_MS, TimeUnit.MILLISECONDS);
-        chores.scheduleWithFixedDelay(this::retention, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
+        long every = local ? LOCAL_PROGRESS_EVERY_MS : PROGRESS_EVERY_MS;
+        chores.scheduleWithFixedDelay(this::publishProgress, every, every, TimeUnit.MILLISECONDS);
+        if (!local) { // the in-memory store keeps its bounds as jobs finish
+            chores.scheduleWithFixedDelay(this::retention, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
+            chores.scheduleWithFixedDelay(this::forgetStaleProgress, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
+        }
         this.dispatcher = Thread.ofPlatform().name("gosched-job-dispatch").daemon(true).start(this::dispatchLoop);
     }
 
@@ -213,8 +288,8 @@ final class ClusterJobs {
                     + " goroutines, more than the service's limit of " + properties.admission().maxLiveGoroutines());
         }
         memory.checkShare(spec, pointer);
-        if (queue.depth() >= properties.admission().maxQueuedJobs()) {
-            throw ApiProblem.overloaded("the cluster's queue holds " + properties.admission().maxQueuedJobs()
+        if (waiting() >= properties.admission().maxQueuedJobs()) {
+            throw ApiProblem.overloaded((local ? "the queue holds " : "the cluster's queue holds ") + properties.admission().maxQueuedJobs()
                     + " or more waiting jobs, the limit (gosched.api.admission.max-queued-jobs)", properties.admission().retryAfter());
         }
         String id = UUID.randomUUID().toString();
@@ -229,6 +304,7 @@ final class ClusterJobs {
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
                 spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash),
                 JobRecord.Status.queued(now));
+        SIZED.set(new Sized(record.spec(), JobMemory.requestBytes(spec)));
         try {
             if (store.create(record).isEmpty()) {
                 throw new IllegalStateException("job id " + id + " already exists");
@@ -236,17 +312,41 @@ final class ClusterJobs {
         } catch (RuntimeException e) {
             releaseKey(idempotencyKey, key);
             throw e;
+        } finally {
+            SIZED.remove();
         }
+        boolean cached = local && parsed.size() < PARSED_CACHE && parsed.putIfAbsent(id, spec) == null;
         try {
             queue.enqueue(new JobTicket(id, 1, spec.priority(), spec.notBefore(), pin));
         } catch (RuntimeException e) {
             // No ticket, no job: take the record back so that nothing waits for ever.
+            if (cached) {
+                parsed.remove(id);
+            }
             store.get(id).ifPresent(v -> store.remove(id, v.revision()));
             releaseKey(idempotencyKey, key);
             throw e;
         }
         metrics.jobSubmitted();
         return new JobService.Submitted(view(record), false);
+    }
+
+    /** The request bytes of the spec being stored on this thread: what the in-memory store charges, without parsing it again. */
+    private record Sized(JobRecord.Spec spec, long bytes) {}
+
+    private static final ThreadLocal<Sized> SIZED = new ThreadLocal<>();
+
+    /**
+     * What a record's request weighs in the memory budget ({@link JobMemory#requestBytes}): the
+     * in-memory store's charge. The record {@link #submit} is storing on this thread is sized
+     * already; another one is parsed for it.
+     */
+    static long requestBytes(JobRecord r, JobSpecParser parser) {
+        Sized s = SIZED.get();
+        if (s != null && s.spec() == r.spec()) {
+            return s.bytes();
+        }
+        return r.spec().request() == null ? JobMemory.JOB_BYTES : JobMemory.requestBytes(parser.parse(r.spec().request(), r.spec().submittedAt()));
     }
 
     private void releaseKey(String idempotencyKey, Versioned<IdempotencyEntry> key) {
@@ -392,12 +492,13 @@ final class ClusterJobs {
     }
 
     /**
-     * Claim (protocol step 2): reads the record, drops a stale ticket, then moves the record to
-     * {@code running} on this node as the next attempt with a CAS.
+     * Claim (protocol step 2), first half: reads the record and drops a stale ticket; a runnable
+     * one waits on this node for room, its record still {@code queued}. {@link #startWaiting}
+     * moves it to {@code running} on this node with the CAS once it fits.
      */
     private void claim(JobLease lease) {
         JobTicket t = lease.ticket();
-        Local mine = local.get(t.jobId());
+        Local mine = held.get(t.jobId());
         if (mine != null && mine.ticket == t.number()) {
             // our own lease lapsed (NATS was away) and came back to us: keep running under the new one
             JobLease old = mine.lease;
@@ -407,7 +508,9 @@ final class ClusterJobs {
         }
         Optional<Versioned<JobRecord>> cur;
         try {
-            cur = store.get(t.jobId());
+            // Embedded mode with the spec at hand: the status is all the claim reads, and the in-memory
+            // store keeps the request it was created with whatever a CAS writes (never so in a cluster).
+            cur = local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
             return;
@@ -426,16 +529,28 @@ final class ClusterJobs {
             complete(lease);
             return;
         }
-        if (cur.isEmpty() || stale(cur.get().value(), t)
-                || cur.get().value().status().state() == JobState.RUNNING && lease.delivery() == 1) {
-            // a running record is taken over only from a lapsed lease; a first delivery of its ticket is a duplicate
+        long end = System.nanoTime() + RETRY_IN_FLIGHT.toNanos();
+        while (cur.isPresent() && retryInFlight(cur.get().value(), t) && System.nanoTime() - end < 0) {
+            // POST /retry publishes ticket n + 1 before its CAS moves the record to it: wait for the CAS
+            // rather than drop the one ticket the job will have
+            sleep(Duration.ofMillis(5));
+            try {
+                cur = store.get(t.jobId());
+            } catch (BackendException e) {
+                release(lease);
+                return;
+            }
+        }
+        if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
+            parsed.remove(t.jobId());
             complete(lease);
             return;
         }
         JobRecord r = cur.get().value();
         JobSpec spec;
         try {
-            spec = parser.parse(r.spec().request(), r.spec().submittedAt());
+            JobSpec known = parsed.remove(r.id());
+            spec = known != null ? known : parser.parse(r.spec().request(), r.spec().submittedAt());
         } catch (RuntimeException unparsable) {
             // a node with other limits accepted it: it can never run here, nor, with equal limits, anywhere
             Instant now = clock.instant();
@@ -445,34 +560,29 @@ final class ClusterJobs {
             complete(lease);
             return;
         }
-        Instant now = clock.instant();
-        JobStore.Update u;
-        try {
-            u = store.update(t.jobId(), x -> stale(x, t) ? null : x.withStatus(x.status().claimed(node.id(), now)));
-        } catch (RuntimeException e) {
-            // NATS went away mid-claim: the CAS may have landed or not. Hand the ticket back; its next
-            // delivery (above 1) takes a record left running by this claim over, or claims a queued one.
-            release(lease);
-            return;
-        }
-        if (!u.applied()) {
-            complete(lease); // cancelled, or taken by another node, between the read and the CAS
-            return;
-        }
-        JobRecord.Status s = u.current().value().status();
-        if (s.attempt() > 1 && lease.delivery() > 1 && r.status().state() == JobState.RUNNING) {
-            log.info("job " + t.jobId() + ": taking over from node " + r.status().node() + " as attempt " + s.attempt());
-        }
-        Local l = new Local(t.jobId(), spec, r.spec(), s.attempt(), t.number(), lease, memory.admitClaimed(spec));
-        local.put(l.id, l);
-        if (s.cancelRequested()) {
-            l.cancelRequested = true;
-        }
+        // Embedded mode: the store charges the record's request already; this node adds only the run.
+        Local l = new Local(t.jobId(), spec, r.spec(), t.number(), lease, local ? memory.admitRun(spec) : memory.admitClaimed(spec));
+        l.read = cur.get();
+        held.put(l.id, l);
         synchronized (slots) {
             running++;
             waitingForRoom.addLast(l);
         }
         startWaiting();
+    }
+
+    /**
+     * True if the lease does not stand for a runnable attempt of the record: the ticket is stale,
+     * or the record runs already and the lease is a first delivery (a duplicate: a running record
+     * is taken over only from a lapsed lease).
+     */
+    private static boolean unclaimable(JobRecord r, JobLease lease) {
+        return stale(r, lease.ticket()) || r.status().state() == JobState.RUNNING && lease.delivery() == 1;
+    }
+
+    /** True if the ticket is the one a manual retry of the (final) record published and has not moved the record to yet. */
+    private static boolean retryInFlight(JobRecord r, JobTicket t) {
+        return r.status().state().isFinal() && r.status().ticket() == t.number() - 1;
     }
 
     /** True if the record was requeued from this ticket as the next one (an automatic retry). */
@@ -484,43 +594,130 @@ final class ClusterJobs {
 
     /** True if the ticket no longer stands for a runnable attempt of the record. */
     private static boolean stale(JobRecord r, JobTicket t) {
-        JobRecord.Status s = r.status();
-        return s.state().isFinal() || s.ticket() != t.number();
+        return stale(r, t.number());
     }
 
-    /** Starts claimed jobs in claim order while their goroutine reservation and memory fit. */
+    static boolean stale(JobRecord r, long ticket) {
+        JobRecord.Status s = r.status();
+        return s.state().isFinal() || s.ticket() != ticket;
+    }
+
+    /**
+     * Claim, second half: takes pulled jobs in pull order while their goroutine reservation and
+     * memory fit, moves each to {@code running} on this node as its next attempt with a CAS, and
+     * starts it. One whose record moved on meanwhile (cancelled, or taken by another node) is
+     * dropped, wherever it waits. Runs on the dispatcher only.
+     */
     private void startWaiting() {
         List<Local> start = new ArrayList<>();
+        List<Local> dropped = new ArrayList<>();
         synchronized (slots) {
+            for (java.util.Iterator<Local> it = waitingForRoom.iterator(); it.hasNext(); ) {
+                Local l = it.next();
+                if (l.stale) {
+                    it.remove();
+                    dropped.add(l);
+                }
+            }
             Local l;
             while ((l = waitingForRoom.peekFirst()) != null) {
                 long g = l.spec.workload().goroutines();
-                boolean alone = running - waitingForRoom.size() == 0;
+                boolean alone = running - waitingForRoom.size() - dropped.size() == 0;
                 if (!alone && reserved + g > properties.admission().maxLiveGoroutines()) {
                     break;
                 }
                 if (!memory.tryStart(l.charge)) {
                     if (!alone) {
-                        break; // a finishing attempt frees memory and notifies
+                        break; // a finishing attempt frees memory and notifies; the dispatcher looks again shortly
                     }
                     memory.forceStart(l.charge);
                 }
                 waitingForRoom.pollFirst();
                 reserved += g;
+                l.reserving = true;
                 start.add(l);
             }
         }
+        for (Local l : dropped) {
+            drop(l);
+        }
         for (Local l : start) {
+            if (!claimed(l)) {
+                drop(l);
+                continue;
+            }
             try {
                 // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces.
                 runtime.go(() -> io.gosched.runtime.Go.withLabels(l.spec.template() == null ? java.util.Map.of("job", l.id)
                         : java.util.Map.of("job", l.id, "template", l.spec.template()), () -> run(l)));
             } catch (RuntimeException refused) { // the runtime is closing: hand the job back
                 l.abandoned = true;
+                memory.finish(l.charge, null, null);
+                memory.evict(l.charge);
                 endLocal(l);
                 release(l.lease);
             }
         }
+    }
+
+    /**
+     * A compare-and-set of {@code change} applied to {@code known}, the record as this node last
+     * read or wrote it: one write when nobody wrote since (the common case), else the store's
+     * read-and-retry loop. Saves the read the loop would start with.
+     */
+    private JobStore.Update casFrom(Versioned<JobRecord> known, UnaryOperator<JobRecord> change, String id) {
+        if (known != null) {
+            JobRecord next = change.apply(known.value());
+            if (next == null) {
+                return store.update(id, change); // declined on what we know: look at what stands now
+            }
+            Optional<Versioned<JobRecord>> w = store.replace(next, known.revision());
+            if (w.isPresent()) {
+                return new JobStore.Update(w.get(), true);
+            }
+        }
+        return store.update(id, change);
+    }
+
+    /** The claim's CAS {@code queued -> running(this node, attempt + 1)}; false if the record moved on. */
+    private boolean claimed(Local l) {
+        Instant now = clock.instant();
+        JobLease lease = l.lease;
+        JobStore.Update u;
+        try {
+            u = casFrom(l.read, x -> unclaimable(x, lease) ? null : x.withStatus(x.status().claimed(node.id(), now)), l.id);
+        } catch (RuntimeException e) {
+            // NATS went away mid-claim: the CAS may have landed or not. Hand the ticket back; its next
+            // delivery (above 1) takes a record left running by this claim over, or claims a queued one.
+            l.stale = true;
+            l.abandoned = true;
+            release(lease);
+            return false;
+        }
+        if (!u.applied()) {
+            l.stale = true; // cancelled, or taken by another node, since the pull
+            return false;
+        }
+        l.read = u.current(); // what the finish's CAS starts from
+        JobRecord.Status s = u.current().value().status();
+        if (s.attempt() > 1 && lease.delivery() > 1 && s.attempt() - 1 > s.attemptBase()) {
+            log.info("job " + l.id + ": taken over by node " + node.id() + " as attempt " + s.attempt());
+        }
+        l.attempt = s.attempt();
+        if (s.cancelRequested()) {
+            l.cancelRequested = true;
+        }
+        return true;
+    }
+
+    /** A pulled job that is not run here: its lease ends (unless handed back already), its charge and slot go back. */
+    private void drop(Local l) {
+        if (!l.abandoned) {
+            complete(l.lease);
+        }
+        memory.finish(l.charge, null, null);
+        memory.evict(l.charge);
+        endLocal(l);
     }
 
     /** The main goroutine of one attempt. */
@@ -551,6 +748,10 @@ final class ClusterJobs {
         JobRecord.Failure failure = f == null ? null
                 : new JobRecord.Failure(outcome == JobState.TIMED_OUT ? JobRecord.Failure.TIMEOUT : JobRecord.Failure.STEP, f.pointer(), f.detail());
         JobRecord.Counters counters = new JobRecord.Counters(run.goroutinesSpawned(), run.messagesSent(), run.messagesReceived(), run.stepsRun());
+        // The run's goroutines are gone: its memory goes back before its outcome is visible, so that
+        // whoever sees the final state finds the budget free of it (the finally below is a no-op then).
+        memory.finish(l.charge, null, null);
+        memory.evict(l.charge);
         try {
             if (l.abandoned) {
                 return; // shutdown: the lease goes back, the job's next attempt runs elsewhere
@@ -591,7 +792,7 @@ final class ClusterJobs {
     private boolean write(Local l, JobState outcome, boolean retry, JobRecord.Counters counters, JsonNode received,
             JobRecord.Failure failure) {
         Instant now = clock.instant();
-        JobStore.Update u = store.update(l.id, r -> {
+        UnaryOperator<JobRecord> change = r -> {
             JobRecord.Status s = r.status();
             if (s.state() != JobState.RUNNING || !node.id().equals(s.node()) || s.attempt() != l.attempt || s.ticket() != l.ticket) {
                 return null;
@@ -600,7 +801,8 @@ final class ClusterJobs {
                 return r.withStatus(s.requeued(now, counters, received, failure, false));
             }
             return r.withStatus(s.finished(outcome, now, counters, received, failure));
-        });
+        };
+        JobStore.Update u = casFrom(l.read, change, l.id);
         if (!u.applied()) {
             return false;
         }
@@ -628,10 +830,12 @@ final class ClusterJobs {
     }
 
     private void endLocal(Local l) {
-        local.remove(l.id, l);
+        held.remove(l.id, l);
         synchronized (slots) {
             running--;
-            if (!waitingForRoom.remove(l)) {
+            waitingForRoom.remove(l);
+            if (l.reserving) {
+                l.reserving = false;
                 reserved -= l.spec.workload().goroutines();
             }
             slots.notifyAll();
@@ -657,6 +861,7 @@ final class ClusterJobs {
     /** The dead letter (protocol step 7): the job fails as lost, unless its ticket is stale already. */
     private void lost(JobTicket t, int deliveries) {
         Instant now = clock.instant();
+        parsed.remove(t.jobId());
         JobStore.Update u = store.update(t.jobId(), r -> stale(r, t) ? null : r.lost(now, deliveries));
         if (u.applied()) {
             metrics.jobFinished(JobState.FAILED.json(), Duration.ZERO);
@@ -667,7 +872,7 @@ final class ClusterJobs {
     // ---------------------------------------------------------------- chores
 
     private void publishProgress() {
-        for (Local l : local.values()) {
+        for (Local l : held.values()) {
             Run r = l.run;
             if (r == null) {
                 continue;
@@ -679,6 +884,27 @@ final class ClusterJobs {
                     store.publishProgress(new JobStore.Progress(l.id, l.attempt, c, r.liveGoroutines()));
                 } catch (RuntimeException e) {
                     log.debug("progress of " + l.id + " dropped", e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Drops live progress not heard of for a while whose record is no longer running: a progress
+     * message that arrived after its attempt's final write would otherwise stay for ever.
+     */
+    private void forgetStaleProgress() {
+        long now = System.nanoTime();
+        for (Live p : progress.values()) {
+            if (now - p.atNanos() > PROGRESS_STALE_NANOS) {
+                try {
+                    Optional<Versioned<JobRecord>> r = store.get(p.progress().jobId());
+                    if (r.isEmpty() || r.get().value().status().state() != JobState.RUNNING
+                            || r.get().value().status().attempt() != p.progress().attempt()) {
+                        progress.remove(p.progress().jobId(), p);
+                    }
+                } catch (RuntimeException e) {
+                    return; // the store is away: next round
                 }
             }
         }
@@ -698,6 +924,7 @@ final class ClusterJobs {
 
     // ---------------------------------------------------------------- reads
 
+    /** The job as its record stands, with the live counters of a running attempt wherever it runs. */
     JobView get(String id) {
         return view(find(id).value());
     }
@@ -709,12 +936,23 @@ final class ClusterJobs {
         return new JobService.Page(all.subList(from, Math.min(from + size, all.size())), page, size, all.size());
     }
 
+    /** Attempts running on this node now (what gosched.jobs.live shows): pulled jobs waiting for room are not. */
     int runningHere() {
-        return local.size();
+        synchronized (slots) {
+            return running - waitingForRoom.size();
+        }
     }
 
+    /** Jobs waiting: in the queue, and pulled by this node but waiting here for room (their records are queued too). */
     long waiting() {
-        return queue.depth();
+        if (localQueued != null) {
+            return localQueued.getAsInt();
+        }
+        int here;
+        synchronized (slots) {
+            here = waitingForRoom.size();
+        }
+        return queue.depth() + here;
     }
 
     int size() {
@@ -728,9 +966,13 @@ final class ClusterJobs {
         return store.get(id).orElseThrow(() -> ApiProblem.notFound("job", id));
     }
 
-    /** The view of a record; a job running on this node shows its live counters, others those of progress (if given). */
+    /**
+     * The view of a record. A running attempt shows its live counters: read from its run where it
+     * runs on this node, else from the latest progress its node sent.
+     */
     JobView view(JobRecord r) {
-        return view(r, null);
+        Live p = local ? null : progress.get(r.id());
+        return view(r, p == null ? null : p.progress());
     }
 
     private JobView view(JobRecord r, JobStore.Progress progress) {
@@ -739,7 +981,7 @@ final class ClusterJobs {
         JobRecord.Counters c = s.counters();
         int live = 0;
         if (s.state() == JobState.RUNNING) {
-            Local l = local.get(r.id());
+            Local l = held.get(r.id());
             Run run = l == null ? null : l.run;
             if (run != null && l.attempt == s.attempt()) {
                 c = c.plus(new JobRecord.Counters(run.goroutinesSpawned(), run.messagesSent(), run.messagesReceived(), run.stepsRun()));
@@ -756,7 +998,7 @@ final class ClusterJobs {
         return new JobView(r.id(), s.state(), sp.name(), sp.template(), sp.priority(), s.attempt(), sp.maxAttempts(), sp.timeoutMs(),
                 sp.submittedAt(), sp.notBefore(), s.queuedAt(), s.startedAt(), s.finishedAt(), durationMs,
                 new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live), sp.maxGoroutines(),
-                s.node(), result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()));
+                local ? null : s.node(), result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()));
     }
 
     /**
@@ -841,6 +1083,7 @@ final class ClusterJobs {
         JobRecord r = u.current().value();
         JobRecord.Status s = r.status();
         if (s.state() == JobState.CANCELLED && u.applied()) {
+            parsed.remove(id);
             metrics.jobFinished(JobState.CANCELLED.json(), Duration.ZERO);
             try {
                 queue.withdraw(new JobTicket(id, s.ticket(), r.spec().priority(), r.spec().notBefore(), pinQuietly(r)));
@@ -850,7 +1093,7 @@ final class ClusterJobs {
             return new JobService.Cancelled(view(r), true);
         }
         if (s.state() == JobState.RUNNING) {
-            Local l = local.get(id);
+            Local l = held.get(id);
             if (l != null) {
                 l.changed(r); // do not wait for the change stream
             }
@@ -884,6 +1127,11 @@ final class ClusterJobs {
         Optional<Versioned<JobRecord>> w = store.replace(cur.value().withStatus(s.requeued(now, JobRecord.Counters.ZERO, null, null, true)),
                 cur.revision());
         if (w.isEmpty()) {
+            try {
+                queue.withdraw(next); // stale now; withdrawn, no node waits for its record to move
+            } catch (RuntimeException e) {
+                log.debug("withdraw of " + id + "'s retry ticket failed; it turns stale", e);
+            }
             throw ApiProblem.conflict("job-busy", "Job changing state", "job '" + id + "' changed state; try again");
         }
         return view(w.get().value());
@@ -904,18 +1152,19 @@ final class ClusterJobs {
         synchronized (slots) {
             unstarted = new ArrayList<>(waitingForRoom);
         }
-        for (Local l : unstarted) {
+        for (Local l : unstarted) { // pulled, never claimed: straight back to the queue
             l.abandoned = true;
             memory.abandonClaimed(l.charge);
             endLocal(l);
+            release(l.lease);
         }
-        List<Local> mine = new ArrayList<>(local.values());
+        List<Local> mine = new ArrayList<>(held.values());
         for (Local l : mine) {
             l.abandoned = true;
             l.cancel();
         }
         long end = System.nanoTime() + grace.toNanos();
-        while (!local.isEmpty() && System.nanoTime() - end < 0) {
+        while (!held.isEmpty() && System.nanoTime() - end < 0) {
             Thread.sleep(10);
         }
         for (Local l : mine) {
@@ -923,7 +1172,32 @@ final class ClusterJobs {
                 release(l.lease);
             }
         }
-        return local.isEmpty();
+        return held.isEmpty();
+    }
+
+    /**
+     * Embedded mode's shutdown: the jobs live and die with this process, so every queued and
+     * running one is cancelled, and the running ones get up to {@code grace} to end.
+     *
+     * @return true if no job runs any more
+     */
+    boolean cancelAll(Duration grace) throws InterruptedException {
+        shuttingDown = true;
+        for (Versioned<JobRecord> v : store.list()) {
+            JobState s = v.value().status().state();
+            if (s == JobState.QUEUED || s == JobState.RUNNING) {
+                try {
+                    cancel(v.value().id());
+                } catch (ApiProblem raced) {
+                    // it finished or went meanwhile: fine, it is not running for long either way
+                }
+            }
+        }
+        long end = System.nanoTime() + grace.toNanos();
+        while (!held.isEmpty() && System.nanoTime() - end < 0) {
+            Thread.sleep(10);
+        }
+        return held.isEmpty();
     }
 
     void close() {
@@ -931,6 +1205,7 @@ final class ClusterJobs {
         shuttingDown = true;
         dispatcher.interrupt();
         closeQuietly(changes);
+        closeQuietly(progressFeed);
         chores.shutdownNow();
         finishers.shutdown();
     }

@@ -4,24 +4,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import io.gosched.api.error.BackendFullException;
 import io.gosched.api.error.BackendUnavailableException;
 import io.gosched.api.job.JobState;
 import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobRecord;
-import io.gosched.api.job.spi.JobStore;
 import io.gosched.api.job.spi.Versioned;
 import io.gosched.cluster.ClusterProperties;
 import io.gosched.cluster.NatsTestBase;
-import io.gosched.cluster.TestNodes;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -34,13 +26,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The job store's promises against a real NATS server: compare-and-set that loses no update
+ * The job store's promises against a real NATS server, those of every store
+ * ({@link io.gosched.api.job.spi.JobStoreContract}, which the in-memory store passes too) and more: compare-and-set that loses no update
  * across nodes, one winner of an Idempotency-Key race, watches in revision order, retention,
  * limits, durability through a SIGKILL.
  */
-abstract class JobStoreContract extends NatsTestBase {
+abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.api.job.spi.JobStoreContract {
 
-    NatsJobStore store(String node) {
+    @Override
+    public NatsJobStore store(String node) {
         return nodes.track(NatsJobStore.start(nodes.connect(node)));
     }
 
@@ -68,103 +62,9 @@ abstract class JobStoreContract extends NatsTestBase {
         assertThat(back.status().lastReceived()).as("a received JSON null is a value, not 'none'").isNotNull();
     }
 
-    @Test
-    void aCompareAndSetWithAStaleRevisionLosesAndChangesNothing() {
-        NatsJobStore a = store("a");
-        NatsJobStore b = store("b");
-        Versioned<JobRecord> created = a.create(job("job-1")).orElseThrow();
-        assertThat(a.create(job("job-1"))).as("a second create of one id").isEmpty();
-        JobRecord runningOnA = created.value().withStatus(created.value().status().claimed("a", Instant.now()));
-        JobRecord runningOnB = created.value().withStatus(created.value().status().claimed("b", Instant.now()));
-        Optional<Versioned<JobRecord>> first = a.replace(runningOnA, created.revision());
-        Optional<Versioned<JobRecord>> second = b.replace(runningOnB, created.revision());
-        assertThat(first).isPresent();
-        assertThat(second).as("the same revision cannot be replaced twice").isEmpty();
-        assertThat(b.get("job-1").orElseThrow().value().status().node()).isEqualTo("a");
-    }
 
-    @Test
-    void concurrentUpdatesFromTwoNodesLoseNoUpdate() throws Exception {
-        NatsJobStore a = store("a");
-        NatsJobStore b = store("b");
-        a.create(job("job-1"));
-        int perThread = 25;
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        try {
-            List<Future<?>> fs = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                JobStore s = t % 2 == 0 ? a : b;
-                fs.add(pool.submit(() -> {
-                    for (int i = 0; i < perThread; i++) {
-                        // attemptBase as a counter: each update adds one
-                        JobStore.Update u = s.update("job-1", r -> r.withStatus(new JobRecord.Status(r.status().state(), r.status().ticket(),
-                                r.status().attempt(), r.status().attemptBase() + 1, r.status().node(), false, r.status().queuedAt(),
-                                null, null, r.status().counters(), null, null)));
-                        assertThat(u.applied()).isTrue();
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : fs) {
-                f.get();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        assertThat(a.get("job-1").orElseThrow().value().status().attemptBase()).isEqualTo(8 * perThread);
-    }
 
-    @Test
-    void anIdempotencyKeyRaceBetweenTwoNodesHasExactlyOneWinner() throws Exception {
-        NatsJobStore a = store("a");
-        NatsJobStore b = store("b");
-        int racers = 16;
-        CountDownLatch go = new CountDownLatch(1);
-        List<String> winners = new CopyOnWriteArrayList<>();
-        List<String> seen = new CopyOnWriteArrayList<>();
-        List<Thread> ts = new ArrayList<>();
-        for (int i = 0; i < racers; i++) {
-            JobStore s = i % 2 == 0 ? a : b;
-            String jobId = "job-" + i;
-            ts.add(Thread.ofPlatform().start(() -> {
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                Optional<Versioned<IdempotencyEntry>> prior = s.claimKey("order-42", new IdempotencyEntry(jobId, "h"));
-                if (prior.isEmpty()) {
-                    winners.add(jobId);
-                } else {
-                    seen.add(prior.get().value().jobId());
-                }
-            }));
-        }
-        go.countDown();
-        for (Thread t : ts) {
-            t.join();
-        }
-        assertThat(winners).hasSize(1);
-        assertThat(seen).hasSize(racers - 1).containsOnly(winners.getFirst());
-        assertThat(b.key("order-42").orElseThrow().value().jobId()).isEqualTo(winners.getFirst());
-    }
 
-    @Test
-    void aWatchSeesTheCurrentRecordThenEveryWriteInOrderThenTheRemoval() throws Exception {
-        NatsJobStore a = store("a");
-        NatsJobStore b = store("b");
-        Versioned<JobRecord> v = a.create(job("job-1")).orElseThrow();
-        List<String> events = new CopyOnWriteArrayList<>();
-        AutoCloseable w = b.watch("job-1", r -> events.add(r == null ? "removed" : r.status().state().json()));
-        Versioned<JobRecord> running = a.replace(v.value().withStatus(v.value().status().claimed("a", Instant.now())), v.revision())
-                .orElseThrow();
-        Versioned<JobRecord> done = a.replace(running.value().withStatus(running.value().status().finished(JobState.FAILED, Instant.now(),
-                null, null, new JobRecord.Failure("step", "/steps/0", "boom"))), running.revision()).orElseThrow();
-        a.remove("job-1", done.revision());
-        assertThat(eventually(Duration.ofSeconds(5), () -> events.size() == 4)).as("events: %s", events).isTrue();
-        assertThat(events).containsExactly("queued", "running", "failed", "removed");
-        w.close();
-    }
 
     @Test
     void everyNodesIndexListsJobsWrittenOnAnother() {
@@ -207,19 +107,6 @@ abstract class JobStoreContract extends NatsTestBase {
         assertThat(s.get("job-5")).as("never a job that is not finished").isPresent();
     }
 
-    @Test
-    void progressReachesWatchersOnOtherNodes() {
-        NatsJobStore a = store("a");
-        NatsJobStore b = store("b");
-        List<JobStore.Progress> got = new CopyOnWriteArrayList<>();
-        b.watchProgress("job-1", got::add);
-        JobStore.Progress p = new JobStore.Progress("job-1", 1, new JobRecord.Counters(10, 2, 2, 30), 7);
-        assertThat(eventually(Duration.ofSeconds(5), () -> {
-            a.publishProgress(p); // core NATS: the subscription may take a moment to reach the server
-            return !got.isEmpty();
-        })).isTrue();
-        assertThat(got.getFirst()).isEqualTo(p);
-    }
 
     @Test
     void aFullStoreRefusesNewJobs() {

@@ -6,7 +6,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -32,11 +31,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The job queue's promises, against a real NATS server: dedupe, priority order, room-bounded
- * pulls, notBefore, leases that hold while renewed and lapse when not, the dead letter, limits,
- * outages. Each test gets a fresh server; "nodes" are separate connections.
+ * The job queue's promises, against a real NATS server: those of every queue
+ * ({@link io.gosched.api.job.spi.JobQueueContract}, which the in-memory queue passes too), and
+ * JetStream's own: renewals, the server's dedupe and purge, limits, outages, durability. Each test
+ * gets a fresh server; "nodes" are separate connections.
  */
-abstract class JobQueueContract extends NatsTestBase {
+abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.api.job.spi.JobQueueContract {
 
     static final Duration ACK_WAIT = Duration.ofSeconds(1);
 
@@ -44,8 +44,19 @@ abstract class JobQueueContract extends NatsTestBase {
         return TestNodes.properties(nats.url(), node, ACK_WAIT, maxDeliver);
     }
 
-    NatsJobQueue queue(String node) {
+    @Override
+    public NatsJobQueue queue(String node) {
         return queue(props(node, 3), new SimpleMeterRegistry());
+    }
+
+    @Override
+    public Duration ackWait() {
+        return ACK_WAIT;
+    }
+
+    @Override
+    public int maxDeliver() {
+        return 3;
     }
 
     NatsJobQueue queue(ClusterProperties p, SimpleMeterRegistry registry) {
@@ -65,104 +76,10 @@ abstract class JobQueueContract extends NatsTestBase {
         leases.forEach(JobLease::complete);
     }
 
-    @Test
-    void aTicketPublishedTwiceIsQueuedOnce() throws Exception {
-        NatsJobQueue q = queue("a");
-        q.enqueue(ticket("job-1", 5));
-        q.enqueue(ticket("job-1", 5)); // a retried submission: same job id, same ticket
-        q.enqueue(ticket("job-2", 5));
-        List<JobLease> got = q.pull(10, Duration.ofSeconds(1));
-        assertThat(ids(got)).containsExactly("job-1", "job-2");
-        completeAll(got);
-        assertThat(q.pull(10, Duration.ofMillis(300))).as("nothing left after the two").isEmpty();
-    }
 
-    @Test
-    void pullsHighestPriorityFirstAndFifoWithinALevel() throws Exception {
-        NatsJobQueue q = queue("a");
-        Random rnd = new Random(12);
-        List<JobTicket> sent = new ArrayList<>();
-        for (int i = 0; i < 60; i++) {
-            JobTicket t = ticket(String.format("job-%02d", i), rnd.nextInt(10));
-            sent.add(t);
-            q.enqueue(t);
-        }
-        List<JobTicket> expected = new ArrayList<>(sent);
-        expected.sort((x, y) -> Integer.compare(y.priority(), x.priority())); // stable: FIFO within a level
-        List<JobTicket> pulled = new ArrayList<>();
-        while (pulled.size() < sent.size()) {
-            List<JobLease> got = q.pull(7, Duration.ofSeconds(1));
-            assertThat(got).as("a pull after %d of %d", pulled.size(), sent.size()).isNotEmpty();
-            got.forEach(l -> pulled.add(l.ticket()));
-            completeAll(got);
-        }
-        assertThat(pulled).containsExactlyElementsOf(expected);
-    }
 
-    @Test
-    void aPullTakesOnlyAsManyAsThereIsRoomForAndLeavesTheRestToOtherNodes() throws Exception {
-        NatsJobQueue a = queue("a");
-        NatsJobQueue b = queue("b");
-        for (int i = 0; i < 10; i++) {
-            a.enqueue(ticket("job-" + i, 3));
-        }
-        List<JobLease> first = a.pull(3, Duration.ofSeconds(1));
-        assertThat(first).hasSize(3);
-        assertThat(a.pull(0, Duration.ofSeconds(1))).as("no room, no pull").isEmpty();
-        // b, with room, gets the other seven at once: a holds nothing beyond its three
-        List<JobLease> rest = new ArrayList<>();
-        while (rest.size() < 7) {
-            List<JobLease> got = b.pull(10, Duration.ofSeconds(1));
-            assertThat(got).isNotEmpty();
-            rest.addAll(got);
-        }
-        assertThat(ids(rest)).doesNotContainAnyElementsOf(ids(first)).hasSize(7);
-        completeAll(first);
-        completeAll(rest);
-    }
 
-    @Test
-    void anIdleNodeIsWokenByANewTicketWithoutWaitingOutItsPoll() throws Exception {
-        NatsJobQueue a = queue("a");
-        NatsJobQueue b = queue("b");
-        Thread submitter = Thread.ofPlatform().start(() -> {
-            try {
-                Thread.sleep(300);
-                a.enqueue(ticket("job-late", 5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        long t0 = System.nanoTime();
-        List<JobLease> got = b.pull(1, Duration.ofSeconds(20));
-        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
-        submitter.join();
-        assertThat(ids(got)).containsExactly("job-late");
-        assertThat(waitedMs).as("woken by the kick, long before the 20 s poll ended").isLessThan(10_000);
-        completeAll(got);
-    }
 
-    @Test
-    void aTicketIsNeverHandedOutBeforeItsNotBefore() throws Exception {
-        NatsJobQueue q = queue("a");
-        Instant notBefore = Instant.now().plusMillis(1500);
-        q.enqueue(JobTicket.first("job-later", 5, notBefore));
-        q.enqueue(ticket("job-now", 5));
-        List<JobLease> first = q.pull(10, Duration.ofMillis(500));
-        assertThat(ids(first)).containsExactly("job-now");
-        completeAll(first);
-        List<JobLease> later = new ArrayList<>();
-        Instant handedOut = null;
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (later.isEmpty() && System.nanoTime() < deadline) {
-            later = q.pull(10, Duration.ofMillis(200));
-            handedOut = Instant.now();
-        }
-        assertThat(ids(later)).containsExactly("job-later");
-        assertThat(handedOut).as("handed out at or after notBefore").isAfterOrEqualTo(notBefore);
-        assertThat(later.getFirst().delivery()).as("the delay did not count as a delivery of the runnable ticket").isEqualTo(1);
-        completeAll(later);
-    }
 
     @Test
     void aLeaseNotRenewedLapsesAfterTheAckWaitAndTheTicketGoesToAnotherNode() throws Exception {
@@ -259,24 +176,6 @@ abstract class JobQueueContract extends NatsTestBase {
         assertThat(q.pull(5, Duration.ofMillis(300))).isEmpty();
     }
 
-    @Test
-    void aRetryIsANewTicketThatWaitsForItsBackOffAndStartsItsOwnDeliveryCount() throws Exception {
-        NatsJobQueue q = queue("a");
-        JobTicket first = ticket("job-1", 5);
-        q.enqueue(first);
-        JobLease lease = q.pull(1, Duration.ofSeconds(1)).getFirst();
-        Instant due = Instant.now().plusMillis(700);
-        q.enqueue(first.next(due)); // ticket 2 first, then complete ticket 1: a crash in between loses nothing
-        lease.complete();
-        List<JobLease> got = List.of();
-        while (got.isEmpty()) {
-            got = q.pull(1, Duration.ofMillis(200));
-        }
-        assertThat(Instant.now()).isAfterOrEqualTo(due);
-        assertThat(got.getFirst().ticket().number()).isEqualTo(2);
-        assertThat(got.getFirst().delivery()).isEqualTo(1);
-        completeAll(got);
-    }
 
     @Test
     void aFullQueueRefusesNewTicketsInsteadOfGrowing() {

@@ -1,0 +1,183 @@
+package io.gosched.api.job;
+
+import java.lang.management.ManagementFactory;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.error.ApiProblem;
+import io.gosched.api.testapp.TestProperties;
+import io.gosched.api.workload.WorkloadParser;
+import io.gosched.api.workload.WorkloadTemplates;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedulerConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The embedded job service's cost, measured through {@link JobService} as the controller calls
+ * it: heap per queued job, and submissions/s and completions/s of short jobs. Not a test; a main
+ * to run before and after a change of the engine, in one JVM setting:
+ *
+ * <pre>
+ *   ./mvnw -o -B -ntp -q test-compile -pl scheduler-api -am
+ *   ./mvnw -o -B -ntp -q dependency:build-classpath -pl scheduler-api -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
+ *   java -Xmx2g -XX:+UseParallelGC --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -XX:+UnlockDiagnosticVMOptions \
+ *        -XX:DisableIntrinsic=_currentThread -cp scheduler-api/target/test-classes:scheduler-api/target/classes:$(cat /tmp/cp.txt) \
+ *        io.gosched.api.job.EmbeddedJobsHarness
+ * </pre>
+ * The machine is shared: compare the figures of two builds run back to back, not with absolutes.
+ */
+public final class EmbeddedJobsHarness {
+
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static final String SMALL = "{'workload':{'steps':[{'op':'yield'}]}}";
+    static final String STEPS = "{'name':'etl','priority':4,'workload':{'channels':[{'name':'c','capacity':4}],'steps':["
+            + "{'op':'spawn','count':4,'steps':[{'op':'send','channel':'c','value':{'n':1,'s':'abcdefgh'}}]},"
+            + "{'op':'loop','times':4,'steps':[{'op':'recv','channel':'c'}]},{'op':'sleep','ms':1},{'op':'yield'}]}}";
+
+    private EmbeddedJobsHarness() {}
+
+    public static void main(String[] args) throws Exception {
+        int queued = Integer.getInteger("queued", 50_000);
+        int runs = Integer.getInteger("runs", 100_000);
+        int rounds = Integer.getInteger("rounds", 5);
+        for (String body : List.of(SMALL, STEPS)) {
+            String label = body == SMALL ? "one-step" : "eight-step";
+            double[] perJob = new double[rounds];
+            for (int r = 0; r < rounds; r++) {
+                perJob[r] = bytesPerQueuedJob(json(body), queued);
+            }
+            System.out.printf("%-10s heap per queued job (bytes), %d jobs: median %.0f  all %s%n", label, queued, median(perJob),
+                    Arrays.toString(round(perJob)));
+            for (int queue : new int[] {runs + 10, 1000}) {
+                String how = queue > runs ? "flood" : "paced";
+                double[] submits = new double[rounds];
+                double[] completes = new double[rounds];
+                for (int r = 0; r < rounds; r++) {
+                    double[] t = throughput(json(body), runs, queue);
+                    submits[r] = t[0];
+                    completes[r] = t[1];
+                }
+                System.out.printf("%-10s %s submissions/s, %d jobs: median %.0f  all %s%n", label, how, runs, median(submits),
+                        Arrays.toString(round(submits)));
+                System.out.printf("%-10s %s completions/s, %d jobs: median %.0f  all %s%n", label, how, runs, median(completes),
+                        Arrays.toString(round(completes)));
+            }
+        }
+        System.exit(0);
+    }
+
+    static JsonNode json(String s) {
+        return JSON.readTree(s.replace('\'', '"'));
+    }
+
+    record Service(GoRuntime runtime, JobService jobs) implements AutoCloseable {
+        @Override
+        public void close() throws Exception {
+            jobs.cancelAll(Duration.ofSeconds(10));
+            runtime.shutdown(Duration.ofSeconds(10));
+        }
+    }
+
+    static Service service(Map<String, String> props) {
+        ApiProperties p = TestProperties.api(props);
+        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
+        ServiceBudget budget = ServiceBudget.of(p, metrics);
+        GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
+        JobService jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
+                new WorkloadTemplates(), Clock.systemUTC(), budget);
+        return new Service(runtime, jobs);
+    }
+
+    /** Heap after GC with {@code n} jobs waiting for their notBefore, less the heap before them, per job. */
+    static double bytesPerQueuedJob(JsonNode template, int n) throws Exception {
+        try (Service s = service(Map.of("gosched.api.admission.max-queued-jobs", Integer.toString(n + 10),
+                "gosched.api.limits.max-retained-bytes", Long.toString(1L << 30)))) {
+            String later = Instant.now().plusSeconds(3600).toString();
+            s.jobs().submit(delayed(template, later), null); // warm every path once
+            long before = heapAfterGc();
+            for (int i = 1; i < n; i++) {
+                // a fresh body per job, as the controller makes one per request: what survives the GC is what the engine keeps
+                s.jobs().submit(delayed(template, later), null);
+            }
+            long after = heapAfterGc();
+            if (s.jobs().waitingJobs() != n) {
+                throw new IllegalStateException("expected " + n + " waiting, got " + s.jobs().waitingJobs());
+            }
+            return (after - before) / (double) (n - 1);
+        }
+    }
+
+    static JsonNode delayed(JsonNode template, String notBefore) {
+        tools.jackson.databind.node.ObjectNode b = (tools.jackson.databind.node.ObjectNode) template.deepCopy();
+        b.put("notBefore", notBefore);
+        return b;
+    }
+
+    static long heapAfterGc() throws InterruptedException {
+        var mem = ManagementFactory.getMemoryMXBean();
+        long last = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(50);
+            long used = mem.getHeapMemoryUsage().getUsed();
+            if (Math.abs(used - last) < 64 * 1024) {
+                return used;
+            }
+            last = used;
+        }
+        return last;
+    }
+
+    /**
+     * Submits {@code n} jobs as fast as admission takes them and waits until all finished:
+     * {submissions/s, completions/s}. A "flood" has room for all n in the queue; a "paced" run has
+     * {@code queue} places and backs off a millisecond on each 429, as a client honouring
+     * Retry-After would (a spinning loop would take a core from the engine).
+     */
+    static double[] throughput(JsonNode body, int n, int queue) throws Exception {
+        try (Service s = service(Map.of("gosched.api.admission.max-queued-jobs", Integer.toString(queue),
+                "gosched.api.admission.max-running-jobs", "64", "gosched.api.retention.max-finished-jobs", "10000",
+                "gosched.api.limits.max-retained-bytes", Long.toString(1L << 30)))) {
+            long t0 = System.nanoTime();
+            int refused = 0;
+            for (int i = 0; i < n; ) {
+                try {
+                    s.jobs().submit(body, null);
+                    i++;
+                } catch (ApiProblem full) {
+                    refused++;
+                    Thread.sleep(1);
+                }
+            }
+            long t1 = System.nanoTime();
+            while (s.jobs().waitingJobs() > 0 || s.jobs().runningJobs() > 0) {
+                Thread.sleep(1);
+            }
+            long t2 = System.nanoTime();
+            if (refused < 0) {
+                throw new AssertionError();
+            }
+            return new double[] {n / ((t1 - t0) / 1e9), n / ((t2 - t0) / 1e9)};
+        }
+    }
+
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        return s[s.length / 2];
+    }
+
+    static long[] round(double[] xs) {
+        return Arrays.stream(xs).mapToLong(Math::round).toArray();
+    }
+}

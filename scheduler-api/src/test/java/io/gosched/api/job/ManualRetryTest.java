@@ -1,0 +1,72 @@
+package io.gosched.api.job;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.testapp.TestProperties;
+import io.gosched.api.workload.WorkloadParser;
+import io.gosched.api.workload.WorkloadTemplates;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedulerConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * POST /retry publishes the job's next ticket before its compare-and-set moves the record to it:
+ * a dispatcher that pulls the ticket in between must wait for the move, not drop the only ticket
+ * the job will ever have (it would stay queued for ever). The embedded queue wakes the dispatcher
+ * at once, so every retry here races it.
+ */
+class ManualRetryTest {
+
+    GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
+    JobService jobs;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (jobs != null) {
+            jobs.cancelAll(Duration.ofSeconds(5));
+        }
+        runtime.shutdown(Duration.ofSeconds(5));
+    }
+
+    JobView await(String id, JobState state, int attempt) {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        JobView v;
+        do {
+            v = jobs.get(id);
+            if (v.state() == state && v.attempt() == attempt) {
+                return v;
+            }
+            Thread.onSpinWait();
+        } while (System.nanoTime() < end);
+        throw new AssertionError("never " + state + " in attempt " + attempt + ": " + v);
+    }
+
+    @Test
+    void everyManualRetryRunsTheJobAgain() {
+        ApiProperties p = TestProperties.api(Map.of());
+        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
+        ServiceBudget budget = ServiceBudget.of(p, metrics);
+        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
+                new WorkloadTemplates(), Clock.systemUTC(), budget);
+        // fails at once: closing a closed channel
+        String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"channels\":[{\"name\":\"c\"}],\"steps\":"
+                + "[{\"op\":\"close\",\"channel\":\"c\"},{\"op\":\"close\",\"channel\":\"c\"}]}}"), null).job().id();
+        await(id, JobState.FAILED, 1);
+        for (int i = 2; i <= 60; i++) {
+            jobs.retry(id);
+            JobView v = await(id, JobState.FAILED, i);
+            assertThat(v.error().pointer()).isEqualTo("/workload/steps/1");
+        }
+    }
+}
