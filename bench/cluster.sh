@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Job throughput of cluster mode over loopback: the in-memory single node and 1, 2 and 3 cluster
+# nodes on one nats-server, in one run, driven by wrk with one fixed short job (issue 12, item 11).
+#
+# Reports per configuration: submissions/s (202), refusals/s (429/503), completions/s (jobs that
+# succeeded during the window, summed over the nodes' gosched_jobs_finished_total), the p50/p99
+# latency of a submission, the CPU each node and nats-server used during the window (cores, from
+# /proc/<pid>/stat: utime + stime) and the 1-minute load average before and after.
+#
+# Builds nothing. The jar it runs is scheduler-web's Boot jar; build it with
+#   ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am
+# Needs nats-server and wrk (Debian: apt-get install -y nats-server wrk), curl, python3.
+#
+#   ./bench/cluster.sh                         # warm-up 10 s + 20 s measured per configuration (~4 min)
+#   ./bench/cluster.sh --duration 30 --warmup 15 --connections 24 --configs memory,1,2,3 --out FILE.md
+#
+# Everything it starts (nodes, nats-server, wrk) listens on 127.0.0.1 on free ports, keeps its
+# files in a temporary directory and is stopped on exit, also on Ctrl-C or an error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+export PATH="$JAVA_HOME/bin:$PATH"
+
+duration=20
+warmup=10
+connections=24
+threads=6
+configs="memory,1,2,3"
+out=""
+heap=768m
+job='{"workload":{"steps":[{"op":"compute","us":200}]},"timeoutMs":30000}'
+
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) duration="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    --connections) connections="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --configs) configs="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --heap) heap="$2"; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
+[ -f "$jar" ] || { echo "no $jar: build it with ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am" >&2; exit 1; }
+for tool in wrk curl python3; do
+  command -v "$tool" >/dev/null || { echo "$tool missing (Debian: apt-get install -y $tool)" >&2; exit 1; }
+done
+nats_bin=$(command -v nats-server || echo /usr/sbin/nats-server)
+[ -x "$nats_bin" ] || { echo "nats-server missing (Debian: apt-get install -y nats-server)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/gosched-cluster-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+ticks=$(getconf CLK_TCK)
+# CPU seconds (user + system) a process has used so far; 0 once it is gone
+cpu_s() { awk -v t="$ticks" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+# succeeded jobs a node counted so far
+succeeded() {
+  curl -s "http://127.0.0.1:$1/actuator/prometheus" | awk '/^gosched_jobs_finished_total\{.*state="succeeded"/ { s += $NF } END { printf "%d", s }'
+}
+succeeded_all() { local s=0 p; for p in $ports; do s=$((s + $(succeeded "$p"))); done; echo "$s"; }
+stop_pids() { local p; for p in "$@"; do kill "$p" 2>/dev/null || true; done; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
+
+start_nats() {
+  nats_port=$(free_port)
+  mkdir -p "$work/nats-$1"
+  "$nats_bin" -js -sd "$work/nats-$1" -a 127.0.0.1 -p "$nats_port" >"$work/nats-$1.log" 2>&1 &
+  nats_pid=$!
+  pids+=("$nats_pid")
+  for _ in $(seq 100); do grep -q "Server is ready" "$work/nats-$1.log" && return; sleep 0.1; done
+  echo "nats-server did not start:" >&2; cat "$work/nats-$1.log" >&2; exit 1
+}
+
+# start_node NAME [cluster args...]: a node as ./scripts/run.sh starts it (the JVM options given, so it does not relaunch itself)
+start_node() {
+  local name=$1; shift
+  local port; port=$(free_port)
+  java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -Xmx"$heap" -jar "$jar" \
+    --server.port="$port" --server.address=127.0.0.1 --logging.level.root=WARN --spring.main.banner-mode=off "$@" \
+    >"$work/$name.log" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  node_pids="$node_pids $pid"
+  ports="$ports $port"
+}
+
+await_ready() {
+  local p
+  for p in $ports; do
+    for _ in $(seq 600); do
+      curl -sf "http://127.0.0.1:$p/actuator/health/readiness" 2>/dev/null | grep -q UP && continue 2
+      sleep 0.5
+    done
+    echo "a node on :$p did not get ready; logs in $work" >&2; tail -40 "$work"/*.log >&2; exit 1
+  done
+}
+
+# wrk for N seconds against every node in $ports; prints its RESULT line
+drive() {
+  GOSCHED_PORTS="$ports" GOSCHED_JOB="$job" wrk -t"$threads" -c"$connections" -d"${1}s" --timeout 10s \
+    -s bench/cluster-submit.lua "http://127.0.0.1:${ports%% *}/api/v1/jobs" > "$work/wrk.out" 2>&1 &
+  wrk_pid=$!
+  pids+=("$wrk_pid")
+  wait "$wrk_pid" || true
+  grep '^RESULT' "$work/wrk.out" || { echo "wrk failed:" >&2; cat "$work/wrk.out" >&2; exit 1; }
+}
+
+kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+rows=()
+load_start=$(load1)
+echo "gosched cluster throughput: $(nproc) cores, job $job, wrk -t$threads -c$connections, ${warmup}s warm-up + ${duration}s measured" >&2
+for cfg in ${configs//,/ }; do
+  ports=""; node_pids=""; nats_pid=""
+  if [ "$cfg" = memory ]; then
+    start_node memory
+    label="in-memory single node"
+  else
+    start_nats "$cfg"
+    for i in $(seq "$cfg"); do
+      start_node "node-$cfg-$i" --gosched.cluster.nats.url="nats://127.0.0.1:$nats_port" --gosched.cluster.node-id="bench-$i"
+    done
+    label="cluster, $cfg node(s)"
+  fi
+  ports=${ports# }
+  await_ready
+  echo "[$label] ready on ports $ports; warming up ${warmup}s" >&2
+  drive "$warmup" >/dev/null
+  # let the warm-up's backlog run out (at most 60 s) so the window starts from an empty queue
+  for _ in $(seq 120); do
+    a=$(succeeded_all); sleep 0.5; [ "$a" = "$(succeeded_all)" ] && break
+  done
+
+  la_before=$(load1)
+  done_before=$(succeeded_all)
+  declare -A cpu_before=()
+  for p in $node_pids $nats_pid; do cpu_before[$p]=$(cpu_s "$p"); done
+  t0=$(date +%s.%N)
+  echo "[$label] measuring ${duration}s" >&2
+  result=$(drive "$duration")
+  t1=$(date +%s.%N)
+  done_after=$(succeeded_all)
+  cpus=""
+  for p in $node_pids; do
+    cpus="$cpus $(awk -v a="${cpu_before[$p]}" -v b="$(cpu_s "$p")" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / (t1 - t0) }')"
+  done
+  nats_cpu="-"
+  if [ -n "$nats_pid" ]; then
+    nats_cpu=$(awk -v a="${cpu_before[$nats_pid]}" -v b="$(cpu_s "$nats_pid")" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", (b - a) / (t1 - t0) }')
+  fi
+  la_after=$(load1)
+  secs=$(awk -v d="$(kv "$result" duration_us)" 'BEGIN { printf "%.2f", d / 1e6 }')
+  row=$(awk -v a="$(kv "$result" accepted)" -v r="$(kv "$result" refused)" -v o="$(kv "$result" other)" \
+    -v c="$((done_after - done_before))" -v s="$secs" -v w="$(awk -v t0="$t0" -v t1="$t1" 'BEGIN { print t1 - t0 }')" \
+    -v p50="$(kv "$result" p50_us)" -v p99="$(kv "$result" p99_us)" -v se="$(kv "$result" socket_errors)" \
+    'BEGIN { printf "%.0f | %.0f | %.0f | %.1f | %.1f | %d/%d", a / s, r / s, c / w, p50 / 1000, p99 / 1000, o, se }')
+  rows+=("| $label | $row | ${cpus# } | $nats_cpu | $la_before → $la_after |")
+  echo "[$label] ${rows[-1]}" >&2
+  unset cpu_before
+  stop_pids $node_pids $nats_pid
+done
+
+table=$(
+  echo "| configuration | submissions/s (202) | refused/s (429, 503) | completions/s | p50 submit (ms) | p99 submit (ms) | other status / socket errors | CPU per node (cores) | nats-server CPU (cores) | load avg 1 min before → after |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
+  printf '%s\n' "${rows[@]}"
+)
+summary="Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(uname -r)), load average at start $load_start, at end $(load1); job \`$job\`; wrk -t$threads -c$connections, ${warmup} s warm-up + ${duration} s measured per configuration; JVMs -Xmx$heap, every node and nats-server on the same cores."
+echo
+echo "$summary"
+echo
+echo "$table"
+if [ -n "$out" ]; then
+  { echo "$summary"; echo; echo "$table"; } > "$out"
+  echo "written to $out" >&2
+fi
