@@ -113,7 +113,7 @@ public final class ApiMetrics {
      * Calls listener with the state (succeeded, failed, cancelled, timed_out) of every job that
      * reaches a final state, in memory or cluster mode: every such job passes through {@link
      * #jobFinished}. The listener runs on the finishing thread (often a goroutine of the
-     * service's runtime), before the job's final state is visible: it must be quick and must not
+     * service's runtime), right after the job's final state became visible: it must be quick and must not
      * block; an exception it throws is dropped.
      */
     public void onJobFinished(Consumer<String> listener) {

@@ -77,6 +77,22 @@ class JobServiceTest {
         throw new AssertionError("never reached " + state + ": " + v);
     }
 
+    /** Runs assertion until it passes, for at most 10 s; then its last failure is the test's. */
+    static void eventually(Runnable assertion) {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            try {
+                assertion.run();
+                return;
+            } catch (AssertionError notYet) {
+                if (System.nanoTime() > end) {
+                    throw notYet;
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
+
     @Test
     void admissionAnswers429WhenTheQueueIsFullAndRecovers() {
         service(Map.of("gosched.api.admission.max-running-jobs", "1", "gosched.api.admission.max-queued-jobs", "5",
@@ -189,10 +205,16 @@ class JobServiceTest {
         await(ok, JobState.SUCCEEDED);
         JobView failed = await(bad, JobState.FAILED);
         assertThat(failed.error().pointer()).isEqualTo("/workload/steps/1");
-        assertThat(registry.get("gosched.jobs.finished").tag("state", "failed").counter().count()).isEqualTo(1);
-        assertThat(registry.get("gosched.jobs.duration").tag("state", "succeeded").timer().count()).isEqualTo(1);
-        assertThat(registry.get("gosched.jobs.live").gauge().value()).isZero();
-        assertThat(registry.get("gosched.jobs.queued").gauge().value()).isZero();
+        // The engine counts a finish right after its compare-and-set made the state visible (the
+        // CAS is the commit; counting before it would count a write that may lose): wait for it.
+        eventually(() -> {
+            assertThat(registry.find("gosched.jobs.finished").tag("state", "failed").counter())
+                    .as("failed counter").isNotNull().extracting(c -> c.count()).isEqualTo(1.0);
+            assertThat(registry.find("gosched.jobs.duration").tag("state", "succeeded").timer())
+                    .as("succeeded timer").isNotNull().extracting(t -> t.count()).isEqualTo(1L);
+            assertThat(registry.get("gosched.jobs.live").gauge().value()).isZero();
+            assertThat(registry.get("gosched.jobs.queued").gauge().value()).isZero();
+        });
         channels.create("m", 1);
         assertThat(registry.get("gosched.channels").gauge().value()).isEqualTo(1);
     }
