@@ -189,6 +189,12 @@ class JobServiceTest {
         await(ok, JobState.SUCCEEDED);
         JobView failed = await(bad, JobState.FAILED);
         assertThat(failed.error().pointer()).isEqualTo("/workload/steps/1");
+        // the finisher counts a job right after its final state is written: the state can be seen first
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while ((registry.find("gosched.jobs.finished").tag("state", "failed").counter() == null
+                || registry.find("gosched.jobs.duration").tag("state", "succeeded").timer() == null) && System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
         assertThat(registry.get("gosched.jobs.finished").tag("state", "failed").counter().count()).isEqualTo(1);
         assertThat(registry.get("gosched.jobs.duration").tag("state", "succeeded").timer().count()).isEqualTo(1);
         assertThat(registry.get("gosched.jobs.live").gauge().value()).isZero();
