@@ -6,6 +6,7 @@ import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
+import io.gosched.api.scheduler.GoroutineFailures;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
@@ -31,7 +32,8 @@ public class JobConfiguration {
     @Bean
     public JobService jobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
             WorkloadParser parser, WorkloadTemplates templates, ServiceBudget budget, ObjectProvider<JobQueue> queue,
-            ObjectProvider<JobStore> store, ObjectProvider<JobNode> node, ObjectProvider<ChannelDirectory> directory) {
+            ObjectProvider<JobStore> store, ObjectProvider<JobNode> node, ObjectProvider<ChannelDirectory> directory,
+            ObjectProvider<GoroutineFailures> goroutineFailures) {
         JobQueue q = queue.getIfAvailable();
         JobStore st = store.getIfAvailable();
         JobNode n = node.getIfAvailable();
@@ -43,7 +45,10 @@ public class JobConfiguration {
             }
             ports = new JobService.Ports(q, st, n, directory.getIfAvailable());
         }
-        return new JobService(runtime, channels, properties, metrics, parser, templates, Clock.systemUTC(), budget, ports);
+        JobService service = new JobService(runtime, channels, properties, metrics, parser, templates, Clock.systemUTC(), budget, ports);
+        // a job's goroutine that dies by an uncaught exception fails its job, not the service
+        goroutineFailures.ifAvailable(f -> f.register(service::goroutineFailed));
+        return service;
     }
 
     /**

@@ -167,6 +167,10 @@ final class JobEngine {
         volatile JobLease lease;
         final JobMemory.Charge charge;
         volatile Run run;
+        /** The goroutine that runs {@link JobEngine#run(Local)}; 0 until it starts. */
+        volatile long rootGoid;
+        /** The first exception that escaped one of the attempt's goroutines, as the job's error: it fails the attempt. */
+        final AtomicReference<JobRecord.Failure> panic = new AtomicReference<>();
         volatile boolean cancelRequested;
         /** Shutdown or a takeover elsewhere: the attempt's outcome is not written, the lease is handed back or dropped. */
         volatile boolean abandoned;
@@ -647,9 +651,12 @@ final class JobEngine {
                 continue;
             }
             try {
-                // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces.
-                runtime.go(() -> io.gosched.runtime.Go.withLabels(l.spec.template() == null ? java.util.Map.of("job", l.id)
-                        : java.util.Map.of("job", l.id, "template", l.spec.template()), () -> run(l)));
+                // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces. The
+                // main goroutine inherits them from this thread at its go call rather than setting them
+                // itself, so that it keeps them for its whole life: the uncaught-exception policy runs after
+                // the goroutine's body unwound and finds the job by them (goroutineFailed).
+                io.gosched.runtime.Go.withLabels(l.spec.template() == null ? java.util.Map.of("job", l.id)
+                        : java.util.Map.of("job", l.id, "template", l.spec.template()), () -> runtime.go(() -> run(l)));
             } catch (RuntimeException refused) { // the runtime is closing: hand the job back
                 l.abandoned = true;
                 memory.finish(l.charge, null, null);
@@ -722,6 +729,7 @@ final class JobEngine {
 
     /** The main goroutine of one attempt. */
     private void run(Local l) {
+        l.rootGoid = io.gosched.runtime.Go.goid();
         Run run = Attempt.start(l.spec, channels, name -> "channel '" + name + "' does not exist on node " + node.id()
                 + ", where the job runs (deleted before the job started)");
         l.run = run;
@@ -742,12 +750,15 @@ final class JobEngine {
      * whose attempt was taken over drops its outcome and its lease.
      */
     private void finish(Local l, Run run, RuntimeException err) {
-        JobState outcome = Attempt.outcome(run, l.cancelRequested, err);
+        // A goroutine's escaped exception comes first: it is why the attempt's context was cancelled.
+        JobRecord.Failure panic = l.panic.get();
+        JobState outcome = panic != null || run == null ? JobState.FAILED : Attempt.outcome(run, l.cancelRequested, err);
         Run.Failure f = outcome == JobState.TIMED_OUT ? new Run.Failure("", "the job ran past its timeout of " + l.spec.timeoutMs() + " ms")
-                : run.failure();
-        JobRecord.Failure failure = f == null ? null
+                : run == null ? null : run.failure();
+        JobRecord.Failure failure = panic != null ? panic : f == null ? null
                 : new JobRecord.Failure(outcome == JobState.TIMED_OUT ? JobRecord.Failure.TIMEOUT : JobRecord.Failure.STEP, f.pointer(), f.detail());
-        JobRecord.Counters counters = new JobRecord.Counters(run.goroutinesSpawned(), run.messagesSent(), run.messagesReceived(), run.stepsRun());
+        JobRecord.Counters counters = run == null ? JobRecord.Counters.ZERO
+                : new JobRecord.Counters(run.goroutinesSpawned(), run.messagesSent(), run.messagesReceived(), run.stepsRun());
         // The run's goroutines are gone: its memory goes back before its outcome is visible, so that
         // whoever sees the final state finds the budget free of it (the finally below is a no-op then).
         memory.finish(l.charge, null, null);
@@ -763,7 +774,7 @@ final class JobEngine {
                     return;
                 }
                 try {
-                    if (write(l, outcome, retry, counters, run.lastReceived(), failure)) {
+                    if (write(l, outcome, retry, counters, run == null ? null : run.lastReceived(), failure)) {
                         complete(l.lease);
                     } else {
                         l.lease.abandon(); // another node holds the job now
@@ -827,6 +838,79 @@ final class JobEngine {
             metrics.jobFinished(s.state().json(), started == null ? Duration.ZERO : Duration.between(started, now));
         }
         return true;
+    }
+
+    /** The most of a job's goroutine dump its error keeps: the record lives in the store, charged to the budget. */
+    static final int MAX_PANIC_DETAIL_CHARS = 64 * 1024;
+    /** The most goroutines whose traceback goes into that dump (a few hundred bytes each). */
+    private static final int PANIC_DUMP_GOROUTINES = 512;
+
+    /**
+     * An exception escaped goroutine {@code goid} (called on it, by the runtime's policy). If its
+     * labels name a job running here, the attempt fails as a cancel would end it: its context is
+     * cancelled, so every other goroutine of the job ends, and the outcome is written through
+     * {@link #finish} with the exception and the dump of the job's goroutines as taken now as its
+     * error. If the dying goroutine is the attempt's main one, nothing else would finish the
+     * attempt: it is finished from here.
+     *
+     * @return false if the goroutine is not one of a job running on this node (the caller logs it)
+     */
+    boolean goroutineFailed(long goid, Map<String, String> labels, Throwable e) {
+        String id = labels.get("job");
+        Local l = id == null ? null : held.get(id);
+        if (l == null || l.attempt == 0) {
+            return false; // not a job's, or its attempt ended already (a goroutine that outlived it)
+        }
+        log.warn("job " + id + ": goroutine " + goid + " " + labels + " ended by an uncaught exception; attempt " + l.attempt
+                + " fails", e);
+        if (l.panic.get() == null) {
+            l.panic.compareAndSet(null, new JobRecord.Failure(JobRecord.Failure.PANIC, "", panicDetail(goid, labels, e, id)));
+        }
+        Run r = l.run;
+        if (r != null) {
+            r.context().cancel();
+        }
+        if (goid == l.rootGoid) {
+            try {
+                finishers.execute(() -> finish(l, r, r == null ? null : r.context().err()));
+            } catch (RuntimeException closing) {
+                log.debug("job " + id + ": finishers closed; the attempt is not written", closing);
+            }
+        }
+        return true;
+    }
+
+    /** The goroutine, its exception (with its first frames) and the traceback of the job's goroutines, bounded. */
+    private String panicDetail(long goid, Map<String, String> labels, Throwable e, String id) {
+        StringBuilder b = new StringBuilder();
+        b.append("goroutine ").append(goid).append(' ').append(labels).append(" ended by an uncaught exception: ").append(e).append('\n');
+        StackTraceElement[] frames = e.getStackTrace();
+        for (int i = 0; i < Math.min(frames.length, 16); i++) {
+            b.append("\tat ").append(frames[i]).append('\n');
+        }
+        if (frames.length > 16) {
+            b.append("\t... ").append(frames.length - 16).append(" more\n");
+        }
+        String dump;
+        try {
+            // A snapshot walks every goroutine of the runtime (no stop-the-world; docs/debugging.md has
+            // its cost); only the first few hundred of the job's are printed: more would not fit the bound.
+            List<io.gosched.runtime.GoroutineInfo> mine = runtime.goroutines().stream().filter(g -> id.equals(g.labels().get("job"))).toList();
+            dump = GoRuntime.traceback(mine.subList(0, Math.min(mine.size(), PANIC_DUMP_GOROUTINES)));
+            if (mine.size() > PANIC_DUMP_GOROUTINES) {
+                dump += "... and " + (mine.size() - PANIC_DUMP_GOROUTINES) + " more goroutines of the job\n";
+            }
+        } catch (RuntimeException unavailable) {
+            dump = "(no goroutine dump: " + unavailable + ")\n";
+        }
+        b.append("\nthe job's goroutines at the failure:\n\n").append(dump);
+        if (b.length() > MAX_PANIC_DETAIL_CHARS) {
+            int total = b.length();
+            String tail = "\n... truncated: " + (MAX_PANIC_DETAIL_CHARS - 100) + " of " + total + " characters shown\n";
+            b.setLength(MAX_PANIC_DETAIL_CHARS - 100);
+            b.append(tail);
+        }
+        return b.toString();
     }
 
     private void endLocal(Local l) {
@@ -930,7 +1014,8 @@ final class JobEngine {
     }
 
     JobService.Page list(JobState state, int page, int size) {
-        List<JobView> all = store.list().stream().map(v -> view(v.value())).filter(v -> state == null || v.state() == state)
+        Map<String, Integer> leaks = leaksByJob(); // once for the page, not once per job
+        List<JobView> all = store.list().stream().map(v -> view(v.value(), leaks)).filter(v -> state == null || v.state() == state)
                 .sorted(Comparator.comparing(JobView::submittedAt).reversed().thenComparing(JobView::id)).toList();
         int from = (int) Math.min((long) page * size, all.size());
         return new JobService.Page(all.subList(from, Math.min(from + size, all.size())), page, size, all.size());
@@ -971,11 +1056,46 @@ final class JobEngine {
      * runs on this node, else from the latest progress its node sent.
      */
     JobView view(JobRecord r) {
+        return view(r, (Map<String, Integer>) null);
+    }
+
+    private JobView view(JobRecord r, Map<String, Integer> leaks) {
         Live p = local ? null : progress.get(r.id());
-        return view(r, p == null ? null : p.progress());
+        return view(r, p == null ? null : p.progress(), leaks);
     }
 
     private JobView view(JobRecord r, JobStore.Progress progress) {
+        return view(r, progress, null);
+    }
+
+    /**
+     * Leak reports of this node's runtime ({@link GoRuntime#leakedGoroutines()}, the latest
+     * {@code 10 000}) counted by their {@code job} label. Cluster mode: a job's leaks are known
+     * to the node that ran the leaking attempt only.
+     */
+    private Map<String, Integer> leaksByJob() {
+        Map<String, Integer> out = new java.util.HashMap<>();
+        for (io.gosched.runtime.GoroutineInfo g : runtime.leakedGoroutines()) {
+            String job = g.labels().get("job");
+            if (job != null) {
+                out.merge(job, 1, Integer::sum);
+            }
+        }
+        return out;
+    }
+
+    private int leaked(String id, Map<String, Integer> leaks) {
+        if (leaks != null) {
+            return leaks.getOrDefault(id, 0);
+        }
+        int n = 0;
+        for (io.gosched.runtime.GoroutineInfo g : runtime.leakedGoroutines()) {
+            n += id.equals(g.labels().get("job")) ? 1 : 0;
+        }
+        return n;
+    }
+
+    private JobView view(JobRecord r, JobStore.Progress progress, Map<String, Integer> leaks) {
         JobRecord.Spec sp = r.spec();
         JobRecord.Status s = r.status();
         JobRecord.Counters c = s.counters();
@@ -997,7 +1117,8 @@ final class JobEngine {
         JobRecord.Failure f = s.error();
         return new JobView(r.id(), s.state(), sp.name(), sp.template(), sp.priority(), s.attempt(), sp.maxAttempts(), sp.timeoutMs(),
                 sp.submittedAt(), sp.notBefore(), s.queuedAt(), s.startedAt(), s.finishedAt(), durationMs,
-                new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live), sp.maxGoroutines(),
+                new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live),
+                Optional.of(leaked(r.id(), leaks)).filter(n -> n > 0).orElse(null), sp.maxGoroutines(),
                 local ? null : s.node(), result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()));
     }
 

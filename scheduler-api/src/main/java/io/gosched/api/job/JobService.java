@@ -180,6 +180,17 @@ public final class JobService {
 
     // ---------------------------------------------------------------- control
 
+    /**
+     * An exception escaped a goroutine (the runtime's uncaught-exception policy, called on the dying
+     * goroutine): if its labels name a job this node runs, that job's attempt fails with it and the
+     * dump of the job's goroutines. Jobs stay isolated: the service and its other jobs go on.
+     *
+     * @return true if the goroutine was one of a job running here
+     */
+    public boolean goroutineFailed(long goid, java.util.Map<String, String> labels, Throwable e) {
+        return engine.goroutineFailed(goid, labels, e);
+    }
+
     /** The answer of DELETE: the view, and whether the job is already cancelled (true) or will be shortly (false). */
     public record Cancelled(JobView job, boolean done) {}
 

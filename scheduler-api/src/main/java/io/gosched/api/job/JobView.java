@@ -3,21 +3,32 @@ package io.gosched.api.job;
 import java.time.Instant;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.swagger.v3.oas.annotations.media.Schema;
 import tools.jackson.databind.JsonNode;
 
 /**
  * A job as GET /api/v1/jobs/{id} shows it: a consistent snapshot.
  *
+ * @param leakedGoroutines  how many of the job's goroutines (labelled {@code job=<id>}) the runtime found leaked:
+ *                       blocked for ever on a channel, select or sync object nothing can reach any more
+ *                       ({@code GET /api/v1/debug/goroutines/leaked} lists them); absent when none. Cluster
+ *                       mode: known to the node that ran the leaking attempt only
  * @param maxGoroutines  what admission control reserved for one attempt
  * @param node           cluster mode: the node running the job now, or the one that ran it last; absent before
  *                       its first start and in embedded mode
  * @param result         only when succeeded: the last value a recv step took (null if none)
- * @param error          only when failed: the failing step's JSON pointer and why
+ * @param error          only when failed: the failing step's JSON pointer and why; reason {@code panic} when an
+ *                       exception escaped one of the job's goroutines, its detail then names the goroutine and
+ *                       the exception and holds the traceback of the job's goroutines (at most 64 KiB, said
+ *                       when truncated)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
         long timeoutMs, Instant submittedAt, Instant notBefore, Instant queuedAt, Instant startedAt, Instant finishedAt,
-        Long durationMs, Counters counters, long maxGoroutines, String node, Result result, Error error) {
+        Long durationMs, Counters counters,
+        @Schema(description = "How many of the job's goroutines the runtime found leaked (blocked for ever on a channel, select or sync"
+                + " object nothing can reach; listed at /api/v1/debug/goroutines/leaked); absent when none. Cluster mode: known to the"
+                + " node that ran the leaking attempt only", minimum = "1", nullable = true) Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error) {
 
     /** Work done so far, all attempts added up; {@code liveGoroutines} is the current attempt's. */
     public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
@@ -29,7 +40,9 @@ public record JobView(String id, JobState state, String name, String template, i
      * Why a job failed.
      *
      * @param reason   {@code step} (a step failed; pointer names it), {@code timeout}, {@code refused} (the
-     *                 runtime would not start it) or {@code lost} (cluster mode: every node that took it died)
+     *                 runtime would not start it), {@code lost} (cluster mode: every node that took it died)
+     *                 or {@code panic} (an exception escaped one of its goroutines; the detail holds the dump
+     *                 of the job's goroutines)
      * @param pointer  the failing step's JSON pointer into the workload, "" for the job as a whole
      * @param detail   what happened, for people
      */

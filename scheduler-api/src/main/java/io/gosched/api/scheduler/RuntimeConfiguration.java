@@ -27,16 +27,36 @@ public class RuntimeConfiguration {
      *
      * <p>Not Go's CRASH policy: the service runs many users' jobs in one runtime, and one job's
      * failing goroutine must fail that job, never the service. The interpreter catches what a
-     * job's goroutines throw and fails the job with it; whatever still escapes a goroutine (a bug
-     * of the service's own) is logged with the goroutine's id and the runtime goes on.
+     * step throws and fails the job with it; an exception that still escapes a goroutine goes to
+     * {@link GoroutineFailures}: a goroutine labelled {@code job=<id>} fails that job (the job
+     * engine registers there), any other is logged with the goroutine's id and the runtime goes on.
      */
+    @Bean
+    public GoroutineFailures goroutineFailures() {
+        return new GoroutineFailures();
+    }
+
     @Bean(destroyMethod = "")
-    public GoRuntime goRuntime(RuntimeProperties properties) {
+    public GoRuntime goRuntime(RuntimeProperties properties, GoroutineFailures failures) {
         return GoRuntime.start(SchedulerConfig.builder()
                 .gomaxprocs(properties.effectiveGomaxprocs())
                 .preemptQuantum(properties.preemptQuantum())
                 .shutdownTimeout(properties.shutdownTimeout())
-                .onUncaughtException((carrier, e) -> log.error("goroutine {} ended by an uncaught exception", Go.goid(), e))
+                .onUncaughtException((carrier, e) -> {
+                    // runs on the dying goroutine: its id and labels are still its own
+                    long goid = Go.goid();
+                    java.util.Map<String, String> labels = Go.labels();
+                    boolean owned;
+                    try {
+                        owned = failures.report(goid, labels, e);
+                    } catch (RuntimeException | Error reporting) {
+                        e.addSuppressed(reporting);
+                        owned = false;
+                    }
+                    if (!owned) {
+                        log.error("goroutine {} {} ended by an uncaught exception", goid, labels, e);
+                    }
+                })
                 .build());
     }
 }

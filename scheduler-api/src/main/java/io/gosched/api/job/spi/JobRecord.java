@@ -143,7 +143,8 @@ public record JobRecord(String id, Spec spec, Status status) {
      * Why a job failed.
      *
      * @param reason   {@value #STEP} (a step failed), {@value #TIMEOUT}, {@value #REFUSED} (the runtime
-     *                 would not start it) or {@value #LOST} (its node died max-deliver times)
+     *                 would not start it), {@value #LOST} (its node died max-deliver times) or
+     *                 {@value #PANIC} (an exception escaped one of its goroutines)
      * @param pointer  the failing step's JSON pointer into the workload ("" for the job as a whole)
      * @param detail   what happened, for people
      */
@@ -152,6 +153,7 @@ public record JobRecord(String id, Spec spec, Status status) {
         public static final String TIMEOUT = "timeout";
         public static final String REFUSED = "refused";
         public static final String LOST = "lost";
+        public static final String PANIC = "panic";
 
         public Failure {
             Objects.requireNonNull(reason, "reason");
