@@ -139,14 +139,19 @@ abstract class ChannelForwardingContract extends NatsTestBase {
                 default -> c.directory().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
                         .map(ChannelOutcome.Recv::value);
             };
-            if (walkAway) {
-                recv = recv.take(Duration.ofMillis(recvTimeout / 3)); // cancels the operation, as a closed connection does
-            }
-            ops.add(recv.doOnNext(n -> {
+            // Counted where the directory hands a value to its subscriber: that is the boundary its
+            // exactly-once promise covers. A subscriber that cancels at the very instant the value
+            // reaches it (take's timer racing the onNext) drops a value it was given, as a client
+            // whose connection breaks during the reply loses it: that drop is the subscriber's.
+            recv = recv.doOnNext(n -> {
                 if (received.computeIfAbsent(n.asInt(), k -> new AtomicInteger()).incrementAndGet() > 1) {
                     duplicates.incrementAndGet();
                 }
-            }));
+            });
+            if (walkAway) {
+                recv = recv.take(Duration.ofMillis(recvTimeout / 3)); // cancels the operation, as a closed connection does
+            }
+            ops.add(recv);
         }
         java.util.Collections.shuffle(ops, rnd);
         Flux.fromIterable(ops).flatMap(m -> m, 300).then().block(Duration.ofMinutes(3));
