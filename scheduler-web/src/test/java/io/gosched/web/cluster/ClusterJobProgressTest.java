@@ -2,51 +2,17 @@ package io.gosched.web.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.cluster.testing.NatsServer;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
  * A read of a running job answers its live counters on every node, not only on the one that runs
  * it: the runner's progress reaches the others through the store (issue 12, item 5).
  */
-class ClusterJobProgressTest {
-
-    @TempDir
-    Path dir;
-    NatsServer nats;
-    final List<ClusterNode> nodes = new ArrayList<>();
-
-    @BeforeEach
-    void startNats() {
-        nats = NatsServer.start(dir.resolve("nats"));
-    }
-
-    @AfterEach
-    void stop() {
-        for (ClusterNode n : nodes) {
-            try {
-                n.close();
-            } catch (RuntimeException e) {
-                // the next one still has to go
-            }
-        }
-        nats.close();
-    }
-
-    private ClusterNode node(String id) {
-        ClusterNode n = ClusterNode.inJvm(nats.url(), id);
-        nodes.add(n);
-        return n;
-    }
+class ClusterJobProgressTest extends OnOneNatsServer {
 
     @Test
     void aGetOnTheNodeThatDoesNotRunTheJobShowsItsLiveCounters() throws Exception {

@@ -2,8 +2,6 @@ package io.gosched.web.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.cluster.testing.NatsServer;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,10 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import tools.jackson.databind.JsonNode;
@@ -31,35 +26,7 @@ import tools.jackson.databind.JsonNode;
  * relies on when there is more than one node (issue 12, item 10). Nodes run in this JVM, each in a
  * Spring context of its own, except where a node must die by SIGKILL: that one is forked.
  */
-class ClusterJobsTest {
-
-    @TempDir
-    Path dir;
-    NatsServer nats;
-    final List<ClusterNode> nodes = new ArrayList<>();
-
-    @BeforeEach
-    void startNats() {
-        nats = NatsServer.start(dir.resolve("nats"));
-    }
-
-    @AfterEach
-    void stop() {
-        for (ClusterNode n : nodes) {
-            try {
-                n.close();
-            } catch (RuntimeException e) {
-                // the next one still has to go
-            }
-        }
-        nats.close();
-    }
-
-    private ClusterNode node(String id, String... extra) {
-        ClusterNode n = ClusterNode.inJvm(nats.url(), id, extra);
-        nodes.add(n);
-        return n;
-    }
+class ClusterJobsTest extends OnOneNatsServer {
 
     @Test
     void aFullNodeLeavesTheJobToAnother() throws Exception {

@@ -2,17 +2,10 @@ package io.gosched.web.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.cluster.testing.NatsServer;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -22,38 +15,10 @@ import tools.jackson.databind.JsonNode;
  * publishes it again and it then succeeds. Real nats-server, the dying nodes forked into JVMs of
  * their own and ended by SIGKILL.
  */
-class ClusterLostJobsTest {
+class ClusterLostJobsTest extends OnOneNatsServer {
 
     /** Every node of one cluster agrees on max-deliver (the last to start writes it into the consumers). */
     static final String MAX_DELIVER = "--gosched.cluster.max-deliver=2";
-
-    @TempDir
-    Path dir;
-    NatsServer nats;
-    final List<ClusterNode> nodes = new ArrayList<>();
-
-    @BeforeEach
-    void startNats() {
-        nats = NatsServer.start(dir.resolve("nats"));
-    }
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        for (ClusterNode n : nodes) {
-            try {
-                n.close();
-            } catch (RuntimeException e) {
-                // the next one still has to go
-            }
-        }
-        nats.close();
-    }
-
-    private ClusterNode forked(String id) throws Exception {
-        ClusterNode n = ClusterNode.forked(dir, nats.url(), id, MAX_DELIVER);
-        nodes.add(n);
-        return n;
-    }
 
     @Test
     void aJobWhoseNodesDieMaxDeliverTimesFailsAsLostAndRunsAgainOnRetry() throws Exception {
@@ -102,7 +67,7 @@ class ClusterLostJobsTest {
 
     private ClusterNode start(String id) {
         try {
-            return forked(id);
+            return forked(id, MAX_DELIVER);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -3,20 +3,15 @@ package io.gosched.web.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.cluster.ClusterLayout;
-import io.gosched.cluster.testing.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.api.KeyValueEntry;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.http.MediaType;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -28,32 +23,10 @@ import tools.jackson.databind.json.JsonMapper;
  * dies (SIGKILL) another node takes the duty over. Real nats-server; the leader is forked so that
  * it can die for real.
  */
-class ClusterRetentionTest {
+class ClusterRetentionTest extends OnOneNatsServer {
 
     static final String[] RETENTION = {"--gosched.api.retention.max-finished-jobs=3", "--gosched.api.retention.max-age=15s"};
     static final JsonMapper JSON = JsonMapper.builder().build();
-
-    @TempDir
-    Path dir;
-    NatsServer nats;
-    final List<ClusterNode> nodes = new ArrayList<>();
-
-    @BeforeEach
-    void startNats() {
-        nats = NatsServer.start(dir.resolve("nats"));
-    }
-
-    @AfterEach
-    void stop() {
-        for (ClusterNode n : nodes) {
-            try {
-                n.close();
-            } catch (RuntimeException e) {
-                // the next one still has to go
-            }
-        }
-        nats.close();
-    }
 
     @Test
     void theLeaderRemovesFinishedJobsForEveryNodeAndAnotherTakesOverWhenItDies() throws Exception {
