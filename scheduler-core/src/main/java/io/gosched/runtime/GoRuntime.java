@@ -456,6 +456,37 @@ public final class GoRuntime implements AutoCloseable {
         return ms;
     }
 
+    /**
+     * After {@link #halt}: waits, at most {@code bound}, until no other M is running a goroutine
+     * on a P, asking again for preemption meanwhile (a request can race the goroutine's own
+     * yield, and be lost). So when a panic's run() throws, the goroutines that were running have
+     * stopped at their safe points, and the dump sees them parked. A goroutine in a syscall, or
+     * in a loop without a safe point, cannot be stopped; the wait gives up on it.
+     * Go: runtime/proc.go freezetheworld (which gives up after about 7 ms; on a loaded machine an
+     * M can be off its CPU far longer than that before it reaches its safe point).
+     */
+    boolean freezeTheWorld(List<M> ms, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
+        M self = M.current();
+        for (;;) {
+            boolean frozen = true;
+            for (M mp : ms) {
+                if (mp != self && mp.isAlive() && mp.curg != null && mp.p != null) {
+                    frozen = false;
+                    break;
+                }
+            }
+            if (frozen) {
+                return true;
+            }
+            if (System.nanoTime() >= deadline) {
+                return false;
+            }
+            sched.scheduler.preemptall();
+            LockSupport.parkNanos(200_000);
+        }
+    }
+
     /** {@link #shutdown} with the configured default timeout. */
     @Override
     public void close() {

@@ -186,7 +186,9 @@ final class Sched {
             return;
         }
         // Halt first: the dump below takes time, and other goroutines should not run on meanwhile.
-        runtime.halt();
+        // run() fails only once the running goroutines have stopped (freezeTheWorld), so a
+        // caller that sees the panic sees no goroutine go on after it.
+        runtime.freezeTheWorld(runtime.halt(), java.time.Duration.ofSeconds(1));
         System.err.print(panicText(goid, t));
         for (java.util.concurrent.CompletableFuture<?> r : runs) {
             r.completeExceptionally(p);
