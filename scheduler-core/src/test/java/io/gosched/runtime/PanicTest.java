@@ -74,8 +74,14 @@ class PanicTest {
                 Go.go(() -> { // a computing goroutine: stopped at a safe point
                     spinning.countDown();
                     for (;;) {
-                        spins.incrementAndGet();
                         Go.checkpoint();
+                        // Work between safe points: the panic lands here almost always, and the
+                        // goroutine must still not count once run() has thrown.
+                        long end = System.nanoTime() + 300_000_000;
+                        while (System.nanoTime() < end) {
+                            Thread.onSpinWait();
+                        }
+                        spins.incrementAndGet();
                     }
                 });
                 Go.go(() -> { // a sleeping one: never woken again
