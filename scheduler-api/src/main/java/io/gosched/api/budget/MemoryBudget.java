@@ -174,6 +174,19 @@ public final class MemoryBudget {
         return false;
     }
 
+    /**
+     * Charges {@code bytes} to {@code kind} only from the room left, never asking the reclaimers:
+     * for what the service can do without (a diagnostic snapshot), which must not evict a client's
+     * finished jobs to make room for itself.
+     */
+    public boolean tryChargeSpare(Retained kind, long bytes) {
+        if (tryAdd(bytes)) {
+            held.addAndGet(kind.ordinal(), bytes);
+            return true;
+        }
+        return false;
+    }
+
     /** As {@link #tryCharge}, but a refusal is thrown: 429 naming the budget. */
     public void charge(Retained kind, long bytes) {
         if (!tryCharge(kind, bytes)) {

@@ -23,7 +23,9 @@ public enum Retained {
     /** HTTP channel sends and receives in flight: their connection, timer and callbacks. */
     CHANNEL_CALLS("HTTP channel calls in flight"),
     /** Open server-sent event streams (telemetry and job events). */
-    STREAMS("open SSE streams");
+    STREAMS("open SSE streams"),
+    /** Flight recorder snapshots kept after a failed job or a latency spike (GET /api/v1/trace/flight/snapshots). */
+    FLIGHT_SNAPSHOTS("flight recorder snapshots kept after a failed job or a latency spike");
 
     private final String tag;
     private final String description;

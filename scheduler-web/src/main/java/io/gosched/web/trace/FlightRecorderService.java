@@ -1,6 +1,9 @@
 package io.gosched.web.trace;
 
 import io.gosched.api.ApiMetrics;
+import io.gosched.api.budget.MemoryBudget;
+import io.gosched.api.budget.Retained;
+import io.gosched.api.budget.ServiceBudget;
 import io.gosched.runtime.FlightRecorder;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.LatencyHistogram;
@@ -20,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Component;
 
 /**
@@ -34,6 +38,12 @@ import org.springframework.stereotype.Component;
  *
  * <p>Snapshots are taken on a thread of this service, never on the failing job's goroutine: the
  * trigger only asks for one.
+ *
+ * <p>A kept snapshot is charged to the memory budget ({@link Retained#FLIGHT_SNAPSHOTS}, {@value
+ * #EVENT_BYTES} bytes an event) from the room left only: a client's traffic can trigger them
+ * (failing jobs), so they count against the heap like the rest, and one that does not fit is not
+ * kept ({@link #refusedByBudget()}) rather than evicting a client's finished jobs. The recorder's
+ * own buffers are fixed at start and part of the service's own heap (docs/memory.md).
  */
 @Component
 public class FlightRecorderService implements DisposableBean {
@@ -57,10 +67,24 @@ public class FlightRecorderService implements DisposableBean {
     /** When the last automatic snapshot was asked for (nanoTime), or MIN_VALUE. */
     private long lastTrigger = Long.MIN_VALUE;
     private final AtomicLong suppressed = new AtomicLong();
+    private final AtomicLong refusedByBudget = new AtomicLong();
+    private final MemoryBudget budget;
     private FlightRecorder own;
     private long[] lastLatency;
 
-    public FlightRecorderService(FlightProperties properties, GoRuntime runtime, ApiMetrics metrics) {
+    /**
+     * Heap bytes of one kept event: a Trace.Event (object header, three longs, an int, a
+     * reference, a boolean: 48 bytes with compressed oops) and its slot in the list.
+     */
+    static final long EVENT_BYTES = 52;
+
+    @Autowired
+    public FlightRecorderService(FlightProperties properties, GoRuntime runtime, ApiMetrics metrics, ServiceBudget budget) {
+        this(properties, runtime, metrics, budget.memory());
+    }
+
+    FlightRecorderService(FlightProperties properties, GoRuntime runtime, ApiMetrics metrics, MemoryBudget budget) {
+        this.budget = budget;
         this.properties = properties;
         this.runtime = runtime;
         this.clock = Clock.systemUTC();
@@ -111,6 +135,16 @@ public class FlightRecorderService implements DisposableBean {
         return kept.stream().filter(k -> k.id() == id).findFirst();
     }
 
+    /** Snapshots taken but not kept: the memory budget had no room left for them. */
+    public long refusedByBudget() {
+        return refusedByBudget.get();
+    }
+
+    /** What a kept snapshot is charged to the memory budget. */
+    static long bytes(FlightRecorder.Snapshot s) {
+        return EVENT_BYTES * s.events().size();
+    }
+
     /** Automatic snapshots not taken because one had been taken less than min-interval before. */
     public long suppressed() {
         return suppressed.get();
@@ -145,11 +179,18 @@ public class FlightRecorderService implements DisposableBean {
         if (f == null) {
             return;
         }
-        Kept k = new Kept(ids.incrementAndGet(), reason, detail, clock.instant(), f.snapshot());
+        FlightRecorder.Snapshot snapshot = f.snapshot();
+        if (!budget.tryChargeSpare(Retained.FLIGHT_SNAPSHOTS, bytes(snapshot))) {
+            refusedByBudget.incrementAndGet();
+            log.warn("flight recorder: snapshot ({}: {}) of {} events not kept: the memory budget has no room left for it",
+                    reason, detail, snapshot.events().size());
+            return;
+        }
+        Kept k = new Kept(ids.incrementAndGet(), reason, detail, clock.instant(), snapshot);
         synchronized (this) {
             kept.addLast(k);
             while (kept.size() > properties.keep()) {
-                kept.removeFirst();
+                budget.release(Retained.FLIGHT_SNAPSHOTS, bytes(kept.removeFirst().snapshot()));
             }
         }
         log.info("flight recorder: kept snapshot {} ({}: {}), {} events", k.id(), reason, detail, k.snapshot().events().size());
@@ -250,6 +291,9 @@ public class FlightRecorderService implements DisposableBean {
         synchronized (this) {
             if (own != null) {
                 own.close();
+            }
+            while (!kept.isEmpty()) {
+                budget.release(Retained.FLIGHT_SNAPSHOTS, bytes(kept.removeFirst().snapshot()));
             }
         }
     }

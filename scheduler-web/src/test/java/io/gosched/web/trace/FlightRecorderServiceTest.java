@@ -3,6 +3,8 @@ package io.gosched.web.trace;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.api.ApiMetrics;
+import io.gosched.api.budget.MemoryBudget;
+import io.gosched.api.budget.Retained;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
 import java.time.Duration;
@@ -24,6 +26,10 @@ class FlightRecorderServiceTest {
         return new FlightProperties(enabled, Duration.ofSeconds(2), 65_536, 2, minInterval, true, bound, Duration.ofMillis(100));
     }
 
+    static MemoryBudget budget(long bytes) {
+        return new MemoryBudget(bytes, Duration.ofSeconds(1), new ApiMetrics(null));
+    }
+
     @Test
     void p99IsTheBucketOfThe99thPercentileOfTheInterval() {
         double[] bounds = {0.001, 0.01, 0.1, Double.POSITIVE_INFINITY};
@@ -38,7 +44,7 @@ class FlightRecorderServiceTest {
     @Test
     void aLatencyAboveTheBoundKeepsOneSnapshotPerMinInterval() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            FlightRecorderService s = new FlightRecorderService(props(true, Duration.ofNanos(1), Duration.ofHours(1)), rt, new ApiMetrics(null));
+            FlightRecorderService s = new FlightRecorderService(props(true, Duration.ofNanos(1), Duration.ofHours(1)), rt, new ApiMetrics(null), budget(1L << 40));
             try {
                 for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); s.kept().isEmpty() && System.nanoTime() < deadline; ) {
                     churn(rt);
@@ -73,7 +79,8 @@ class FlightRecorderServiceTest {
     void aFailedJobTriggersAndOtherOutcomesDoNot() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
             ApiMetrics metrics = new ApiMetrics(null);
-            FlightRecorderService s = new FlightRecorderService(props(true, null, Duration.ZERO), rt, metrics);
+            MemoryBudget budget = budget(1L << 40);
+            FlightRecorderService s = new FlightRecorderService(props(true, null, Duration.ZERO), rt, metrics, budget);
             try {
                 metrics.jobFinished("succeeded", Duration.ZERO);
                 metrics.jobFinished("cancelled", Duration.ZERO);
@@ -82,10 +89,34 @@ class FlightRecorderServiceTest {
                 metrics.jobFinished("failed", Duration.ZERO);
                 FlightControllerTest.await(() -> s.kept().isEmpty() ? null : s.kept(), "the snapshot");
                 assertThat(s.kept().getFirst().reason()).isEqualTo(FlightRecorderService.JOB_FAILED);
+                churn(rt); // events in the window, so the snapshots below hold some
                 for (int i = 0; i < 5; i++) {
                     metrics.jobFinished("failed", Duration.ZERO);
                 }
                 FlightControllerTest.await(() -> s.kept().size() == 2 && s.kept().getFirst().id() == 6 ? s.kept() : null, "keep=2");
+                // The two kept are charged to the budget, the four evicted given back.
+                assertThat(budget.held(Retained.FLIGHT_SNAPSHOTS)).isPositive()
+                        .isEqualTo(s.kept().stream().mapToLong(k -> FlightRecorderService.bytes(k.snapshot())).sum());
+            } finally {
+                s.destroy();
+            }
+            assertThat(budget.held(Retained.FLIGHT_SNAPSHOTS)).as("given back at shutdown").isZero();
+            assertThat(budget.used()).isZero();
+        }
+    }
+
+    @Test
+    void aSnapshotTheBudgetHasNoRoomForIsNotKept() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            ApiMetrics metrics = new ApiMetrics(null);
+            MemoryBudget budget = budget(1_000);
+            FlightRecorderService s = new FlightRecorderService(props(true, null, Duration.ZERO), rt, metrics, budget);
+            try {
+                churn(rt); // events in the window: the snapshot needs more than the 1,000 bytes
+                metrics.jobFinished("failed", Duration.ZERO);
+                FlightControllerTest.await(() -> s.refusedByBudget() == 1 ? 1L : null, "the refusal");
+                assertThat(s.kept()).isEmpty();
+                assertThat(budget.used()).isZero();
             } finally {
                 s.destroy();
             }
@@ -95,7 +126,7 @@ class FlightRecorderServiceTest {
     @Test
     void offMeansNoRecorderAnd404() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            FlightRecorderService s = new FlightRecorderService(props(false, null, Duration.ZERO), rt, new ApiMetrics(null));
+            FlightRecorderService s = new FlightRecorderService(props(false, null, Duration.ZERO), rt, new ApiMetrics(null), budget(1L << 40));
             assertThat(s.snapshot()).isEmpty();
             WebTestClient c = WebTestClient.bindToController(new FlightController(s)).build();
             for (String path : new String[] {"/api/v1/trace/flight", "/api/v1/trace/flight/snapshots", "/api/v1/trace/flight/snapshots/1"}) {
