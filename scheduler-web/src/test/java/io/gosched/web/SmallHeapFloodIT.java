@@ -248,7 +248,38 @@ class SmallHeapFloodIT {
         if (json != null) {
             b.header("Content-Type", "application/json");
         }
-        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        try {
+            return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (java.net.http.HttpTimeoutException e) {
+            throw new AssertionError(method + " " + path + " got no answer in 30 s; the service's threads then: " + threadDump(), e);
+        }
+    }
+
+    /**
+     * The service's threads (jcmd Thread.print) written next to its log, and the stacks of those
+     * that are not idle, for the failure message: a hang found by CI must say where it hangs.
+     */
+    static String threadDump() {
+        try {
+            Path out = log.resolveSibling("threads-" + System.currentTimeMillis() + ".txt");
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(service.pid()), "Thread.print").redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "(jcmd did not answer in 60 s)";
+            }
+            StringBuilder busy = new StringBuilder(out + ":\n");
+            for (String thread : Files.readString(out).split("\n\n")) {
+                boolean idle = thread.contains("sun.nio.ch.EPoll.wait") || thread.contains("LockSupport.park")
+                        || thread.contains("Object.wait") || !thread.contains("java.lang.Thread.State");
+                if (!idle || thread.contains("reactor-http") || thread.contains("gosched-m-")) {
+                    busy.append(thread, 0, Math.min(thread.length(), 3_000)).append("\n\n");
+                }
+            }
+            return busy.length() > 60_000 ? busy.substring(0, 60_000) : busy.toString();
+        } catch (Exception e) {
+            return "(no thread dump: " + e + ")";
+        }
     }
 
     static int freePort() throws IOException {
