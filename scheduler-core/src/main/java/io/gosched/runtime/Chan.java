@@ -111,15 +111,35 @@ public final class Chan<T> implements Iterable<T> {
      * Go: hchan.timer
      */
     final RuntimeTimer timer;
+    /**
+     * The synctest bubble of the goroutine that made this channel (a timer channel: its timer's),
+     * or null. Only that bubble's goroutines may use it, so a goroutine blocked on it is durably
+     * blocked (see Bubble). Immutable. Go: hchan.bubble
+     */
+    final Bubble bubble;
 
     private Chan(int capacity) {
-        this(capacity, null);
+        this.dataqsiz = capacity;
+        this.buf = new Object[capacity];
+        this.timer = null;
+        this.bubble = Bubble.ofCaller();
     }
 
     private Chan(int capacity, RuntimeTimer timer) {
         this.dataqsiz = capacity;
         this.buf = new Object[capacity];
         this.timer = timer;
+        this.bubble = timer.bubble;
+    }
+
+    /**
+     * Fails when gp (the caller's goroutine, or null) is not in this channel's bubble. Called only
+     * for a bubble channel. Go: runtime/chan.go "send on synctest channel from outside bubble"
+     */
+    void checkBubble(G gp, String op) {
+        if (gp == null || gp.bubble != bubble) {
+            throw new IllegalStateException(op + " synctest channel from outside bubble");
+        }
     }
 
     /**
@@ -176,6 +196,9 @@ public final class Chan<T> implements Iterable<T> {
             throw notForTimerChannels("send on");
         }
         G gp = Scheduler.getg();
+        if (bubble != null) {
+            checkBubble(gp, "send on");
+        }
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
                 return Scheduler.syscallCallback(gp, () -> chansend(ep, block));
@@ -229,8 +252,9 @@ public final class Chan<T> implements Iterable<T> {
             mysg.parkAfterUnlock = true;
             sendq.enqueue(mysg);
             lock.unlock(); // before the park: see "Early release" above
-            if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_SEND)) {
-                withdrawAfterFailedPark(sendq, mysg, gp, WaitReason.CHAN_SEND);
+            WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_SEND : WaitReason.CHAN_SEND;
+            if (!Scheduler.goparkUnlocked(gp, reason)) {
+                withdrawAfterFailedPark(sendq, mysg, gp, reason);
             }
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
@@ -400,6 +424,9 @@ public final class Chan<T> implements Iterable<T> {
      */
     private Object chanrecv(boolean block) {
         G gp = Scheduler.getg();
+        if (bubble != null) {
+            checkBubble(gp, "receive on");
+        }
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
                 return Scheduler.syscallCallback(gp, () -> chanrecv(block));
@@ -467,9 +494,10 @@ public final class Chan<T> implements Iterable<T> {
                 timer.blockChan();
             }
             lock.unlock(); // before the park: see "Early release" above
-            if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_RECEIVE)) {
+            WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_RECEIVE : WaitReason.CHAN_RECEIVE;
+            if (!Scheduler.goparkUnlocked(gp, reason)) {
                 try {
-                    withdrawAfterFailedPark(recvq, mysg, gp, WaitReason.CHAN_RECEIVE);
+                    withdrawAfterFailedPark(recvq, mysg, gp, reason);
                 } finally {
                     if (timer != null) {
                         timer.unblockChan();
@@ -527,6 +555,9 @@ public final class Chan<T> implements Iterable<T> {
     public void close() {
         if (timer != null) {
             throw notForTimerChannels("close of");
+        }
+        if (bubble != null) {
+            checkBubble(Scheduler.getg(), "close of");
         }
         lock.lock();
         if (closed != 0) {
@@ -616,6 +647,9 @@ public final class Chan<T> implements Iterable<T> {
         if (timer != null) {
             throw notForTimerChannels("send on");
         }
+        if (bubble != null) {
+            checkBubble(Scheduler.getg(), "send on");
+        }
         lock.lock();
         if (closed != 0) {
             lock.unlock();
@@ -648,6 +682,9 @@ public final class Chan<T> implements Iterable<T> {
      */
     @SuppressWarnings("unchecked")
     public CompletableFuture<Received<T>> recvAsync() {
+        if (bubble != null) {
+            checkBubble(Scheduler.getg(), "receive on");
+        }
         if (timer != null) {
             timer.maybeRunChan();
         }
