@@ -117,12 +117,44 @@ public final class Chan<T> implements Iterable<T> {
      * blocked (see Bubble). Immutable. Go: hchan.bubble
      */
     final Bubble bubble;
+    /**
+     * {@link #never()}: stands in for Go's nil channel (Context.background's done channel), so a
+     * wait on it is durable in a bubble as a nil-channel wait is. Immutable.
+     */
+    private final boolean nilLike;
 
     private Chan(int capacity) {
         this.dataqsiz = capacity;
         this.buf = new Object[capacity];
         this.timer = null;
         this.bubble = Bubble.ofCaller();
+        this.nilLike = false;
+    }
+
+    private Chan(boolean nilLike) {
+        this.dataqsiz = 0;
+        this.buf = new Object[0];
+        this.timer = null;
+        this.bubble = null;
+        this.nilLike = nilLike;
+    }
+
+    private static final Chan<Object> NEVER = new Chan<>(true);
+
+    /**
+     * The process-wide channel that is never ready: nothing may send on it or close it, so a
+     * receive blocks for ever, as on Go's nil channel. It belongs to no synctest bubble, whoever
+     * touches it first, and waiting on it inside a bubble is durable (Go: receiving from a nil
+     * channel). Context.background().done() is this channel.
+     */
+    @SuppressWarnings("unchecked")
+    public static <T> Chan<T> never() {
+        return (Chan<T>) NEVER;
+    }
+
+    /** Whether this is {@link #never()}. */
+    boolean nilLike() {
+        return nilLike;
     }
 
     private Chan(int capacity, RuntimeTimer timer) {
@@ -130,6 +162,7 @@ public final class Chan<T> implements Iterable<T> {
         this.buf = new Object[capacity];
         this.timer = timer;
         this.bubble = timer.bubble;
+        this.nilLike = false;
     }
 
     /**
@@ -194,6 +227,9 @@ public final class Chan<T> implements Iterable<T> {
     private boolean chansend(Object ep, boolean block) {
         if (timer != null) {
             throw notForTimerChannels("send on");
+        }
+        if (nilLike) {
+            throw new UnsupportedOperationException("send on Chan.never()");
         }
         G gp = Scheduler.getg();
         if (bubble != null) {
@@ -494,7 +530,8 @@ public final class Chan<T> implements Iterable<T> {
                 timer.blockChan();
             }
             lock.unlock(); // before the park: see "Early release" above
-            WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_RECEIVE : WaitReason.CHAN_RECEIVE;
+            WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_RECEIVE
+                    : nilLike ? WaitReason.CHAN_RECEIVE_NIL_CHAN : WaitReason.CHAN_RECEIVE;
             if (!Scheduler.goparkUnlocked(gp, reason)) {
                 try {
                     withdrawAfterFailedPark(recvq, mysg, gp, reason);
@@ -558,6 +595,9 @@ public final class Chan<T> implements Iterable<T> {
         }
         if (bubble != null) {
             checkBubble(Scheduler.getg(), "close of");
+        }
+        if (nilLike) {
+            throw new UnsupportedOperationException("close of Chan.never()");
         }
         lock.lock();
         if (closed != 0) {

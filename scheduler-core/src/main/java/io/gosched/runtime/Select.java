@@ -119,7 +119,7 @@ public final class Select {
             }
             if (cas.c.bubble != null) {
                 cas.c.checkBubble(gp, cas.isSend ? "send on" : "receive on");
-            } else {
+            } else if (!cas.c.nilLike()) {
                 durable = false; // a channel from outside the bubble can be readied from outside
             }
             if (cas.c.timer != null) {
@@ -238,7 +238,7 @@ public final class Select {
             gp.param = null;
             // The sudog list travels to the commit as its argument (Go reads it from gp.waiting).
             try {
-                Scheduler.gopark(SEL_PARK_COMMIT, head, durable && norder > 0 ? WaitReason.SYNCTEST_SELECT : WaitReason.SELECT);
+                Scheduler.gopark(SEL_PARK_COMMIT, head, durable && gp.bubble != null ? WaitReason.SYNCTEST_SELECT : WaitReason.SELECT);
             } catch (IllegalStateException pinned) {
                 // Could not park (pinned goroutine): no commit ran, every lock is still held and no
                 // waker saw the sudogs. Take them back off their queues, unlock, recycle.

@@ -662,6 +662,27 @@ class SynctestTest {
         assertEquals(1, idx.get());
     }
 
+    /**
+     * Context.background() is shared by the whole process: its done channel belongs to no bubble,
+     * even when a bubble touches it first, and waiting on it in a select with a bubble channel is
+     * durable (Go: its Done is nil), so the clock still moves.
+     */
+    @Test
+    void backgroundContextIsSharedAndItsDoneIsDurable() {
+        AtomicReference<Instant> at = new AtomicReference<>();
+        synctest(() -> {
+            Chan<Integer> work = Chan.make();
+            Go.go(() -> {
+                Go.sleep(Duration.ofSeconds(5));
+                work.send(1);
+            });
+            Select.select(Select.recv(Context.background().done()), Select.recv(work));
+            at.set(Time.now());
+        });
+        assertEquals(START.plusSeconds(5), at.get());
+        assertThat(Context.background().done().tryRecv()).isNull(); // usable outside after a bubble used it
+    }
+
     /** The body's own exception comes out of test. */
     @Test
     void rootExceptionIsRethrown() {
