@@ -10,7 +10,7 @@ final class Background implements Context {
     static final Background INSTANCE = new Background();
 
     /** Never closed: receiving from it blocks forever, as from Go's nil Done channel. */
-    private final Chan<Object> never = Chan.make();
+    private final Chan<Object> never = Chan.never();
 
     private Background() {
     }

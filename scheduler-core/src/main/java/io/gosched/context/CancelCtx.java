@@ -56,7 +56,7 @@ final class CancelCtx implements CancelCauseContext {
         CancelCtx c = new CancelCtx(parent, d != null ? d : pd.orElse(null), null);
         c.propagateCancel(parent);
         if (d != null) {
-            long left = Duration.between(Instant.now(), d).toNanos();
+            long left = Duration.between(io.gosched.time.Time.now(), d).toNanos();
             if (left <= 0) {
                 c.cancel(true, Context.DEADLINE_EXCEEDED, cause);
             } else {

@@ -46,7 +46,7 @@ public interface Context {
     /** A child of parent cancelled after d (or with parent). Go: context.WithTimeout */
     static CancelContext withTimeout(Context parent, Duration d) {
         Objects.requireNonNull(d, "d");
-        return withDeadline(parent, Instant.now().plus(d));
+        return withDeadline(parent, io.gosched.time.Time.now().plus(d));
     }
 
     /** A child of parent cancelled at deadline d (or with parent). Go: context.WithDeadline */
@@ -111,7 +111,7 @@ public interface Context {
     /** {@link #withDeadlineCause} at now + t. Go: context.WithTimeoutCause */
     static CancelContext withTimeoutCause(Context parent, Duration t, Throwable cause) {
         Objects.requireNonNull(t, "t");
-        return withDeadlineCause(parent, Instant.now().plus(t), cause);
+        return withDeadlineCause(parent, io.gosched.time.Time.now().plus(t), cause);
     }
 
     /**

@@ -111,15 +111,68 @@ public final class Chan<T> implements Iterable<T> {
      * Go: hchan.timer
      */
     final RuntimeTimer timer;
+    /**
+     * The synctest bubble of the goroutine that made this channel (a timer channel: its timer's),
+     * or null. Only that bubble's goroutines may use it, so a goroutine blocked on it is durably
+     * blocked (see Bubble). Immutable. Go: hchan.bubble
+     */
+    final Bubble bubble;
+    /**
+     * {@link #never()}: stands in for Go's nil channel (Context.background's done channel), so a
+     * wait on it is durable in a bubble as a nil-channel wait is. Immutable.
+     */
+    private final boolean nilLike;
 
     private Chan(int capacity) {
-        this(capacity, null);
+        this.dataqsiz = capacity;
+        this.buf = new Object[capacity];
+        this.timer = null;
+        this.bubble = Bubble.ofCaller();
+        this.nilLike = false;
+    }
+
+    private Chan(boolean nilLike) {
+        this.dataqsiz = 0;
+        this.buf = new Object[0];
+        this.timer = null;
+        this.bubble = null;
+        this.nilLike = nilLike;
+    }
+
+    private static final Chan<Object> NEVER = new Chan<>(true);
+
+    /**
+     * The process-wide channel that is never ready: nothing may send on it or close it, so a
+     * receive blocks for ever, as on Go's nil channel. It belongs to no synctest bubble, whoever
+     * touches it first, and waiting on it inside a bubble is durable (Go: receiving from a nil
+     * channel). Context.background().done() is this channel.
+     */
+    @SuppressWarnings("unchecked")
+    public static <T> Chan<T> never() {
+        return (Chan<T>) NEVER;
+    }
+
+    /** Whether this is {@link #never()}. */
+    boolean nilLike() {
+        return nilLike;
     }
 
     private Chan(int capacity, RuntimeTimer timer) {
         this.dataqsiz = capacity;
         this.buf = new Object[capacity];
         this.timer = timer;
+        this.bubble = timer.bubble;
+        this.nilLike = false;
+    }
+
+    /**
+     * Fails when gp (the caller's goroutine, or null) is not in this channel's bubble. Called only
+     * for a bubble channel. Go: runtime/chan.go "send on synctest channel from outside bubble"
+     */
+    void checkBubble(G gp, String op) {
+        if (gp == null || gp.bubble != bubble) {
+            throw new IllegalStateException(op + " synctest channel from outside bubble");
+        }
     }
 
     /**
@@ -175,7 +228,13 @@ public final class Chan<T> implements Iterable<T> {
         if (timer != null) {
             throw notForTimerChannels("send on");
         }
+        if (nilLike) {
+            throw new UnsupportedOperationException("send on Chan.never()");
+        }
         G gp = Scheduler.getg();
+        if (bubble != null) {
+            checkBubble(gp, "send on");
+        }
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
                 return Scheduler.syscallCallback(gp, () -> chansend(ep, block));
@@ -229,8 +288,9 @@ public final class Chan<T> implements Iterable<T> {
             mysg.parkAfterUnlock = true;
             sendq.enqueue(mysg);
             lock.unlock(); // before the park: see "Early release" above
-            if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_SEND)) {
-                withdrawAfterFailedPark(sendq, mysg, gp, WaitReason.CHAN_SEND);
+            WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_SEND : WaitReason.CHAN_SEND;
+            if (!Scheduler.goparkUnlocked(gp, reason)) {
+                withdrawAfterFailedPark(sendq, mysg, gp, reason);
             }
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
@@ -400,6 +460,9 @@ public final class Chan<T> implements Iterable<T> {
      */
     private Object chanrecv(boolean block) {
         G gp = Scheduler.getg();
+        if (bubble != null) {
+            checkBubble(gp, "receive on");
+        }
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
                 return Scheduler.syscallCallback(gp, () -> chanrecv(block));
@@ -467,9 +530,11 @@ public final class Chan<T> implements Iterable<T> {
                 timer.blockChan();
             }
             lock.unlock(); // before the park: see "Early release" above
-            if (!Scheduler.goparkUnlocked(gp, WaitReason.CHAN_RECEIVE)) {
+            WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_RECEIVE
+                    : nilLike ? WaitReason.CHAN_RECEIVE_NIL_CHAN : WaitReason.CHAN_RECEIVE;
+            if (!Scheduler.goparkUnlocked(gp, reason)) {
                 try {
-                    withdrawAfterFailedPark(recvq, mysg, gp, WaitReason.CHAN_RECEIVE);
+                    withdrawAfterFailedPark(recvq, mysg, gp, reason);
                 } finally {
                     if (timer != null) {
                         timer.unblockChan();
@@ -527,6 +592,12 @@ public final class Chan<T> implements Iterable<T> {
     public void close() {
         if (timer != null) {
             throw notForTimerChannels("close of");
+        }
+        if (bubble != null) {
+            checkBubble(Scheduler.getg(), "close of");
+        }
+        if (nilLike) {
+            throw new UnsupportedOperationException("close of Chan.never()");
         }
         lock.lock();
         if (closed != 0) {
@@ -616,6 +687,9 @@ public final class Chan<T> implements Iterable<T> {
         if (timer != null) {
             throw notForTimerChannels("send on");
         }
+        if (bubble != null) {
+            checkBubble(Scheduler.getg(), "send on");
+        }
         lock.lock();
         if (closed != 0) {
             lock.unlock();
@@ -648,6 +722,9 @@ public final class Chan<T> implements Iterable<T> {
      */
     @SuppressWarnings("unchecked")
     public CompletableFuture<Received<T>> recvAsync() {
+        if (bubble != null) {
+            checkBubble(Scheduler.getg(), "receive on");
+        }
         if (timer != null) {
             timer.maybeRunChan();
         }

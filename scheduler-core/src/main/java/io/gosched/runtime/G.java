@@ -115,6 +115,16 @@ final class G implements Runnable {
     /** The deadline of the current sleep, armed by the park commit (Go: gp.sleepWhen). */
     long sleepWhen;
 
+    /**
+     * The synctest bubble this goroutine belongs to, or null (every goroutine outside bubbles).
+     * Set by newproc from the creator before the G is queued, cleared by goexit0; never changes
+     * in between. Outside bubbles the runtime's only cost is the null check of this field on a
+     * status change (see Bubble).
+     */
+    Bubble bubble;
+    /** Counted as durably blocked by its bubble. Guarded by the bubble's monitor. */
+    boolean bubbleBlocked;
+
     /** procPin depth: while positive, safe points do not yield. */
     int locks;
 
@@ -196,6 +206,9 @@ final class G implements Runnable {
         if (!STATUS.compareAndSet(this, from, to)) {
             casgstatusSlow(from, to);
         }
+        if (bubble != null && from == WAITING) {
+            bubble.unparked(this);
+        }
     }
 
     /** casgstatus when the CAS failed: waits out a snapshot reading the stack (SCAN), else fails. */
@@ -231,7 +244,13 @@ final class G implements Runnable {
 
     /** A status change that may legitimately fail; the caller decides what a failure means. */
     boolean casStatus(int from, int to) {
-        return STATUS.compareAndSet(this, from, to);
+        if (!STATUS.compareAndSet(this, from, to)) {
+            return false;
+        }
+        if (bubble != null && from == WAITING) {
+            bubble.unparked(this);
+        }
+        return true;
     }
 
     /** For a G not yet visible to anyone else (just allocated or taken off a free list). */

@@ -91,8 +91,8 @@ public final class PollDesc implements AutoCloseable {
         }
         this.readOp = (channel.validOps() & SelectionKey.OP_ACCEPT) != 0 ? SelectionKey.OP_ACCEPT : SelectionKey.OP_READ;
         this.key = channel.register(netpoll.selector, 0, this);
-        this.rt = new RuntimeTimer((arg, when, delay) -> ((PollDesc) arg).deadlineFired(MODE_READ, when), this);
-        this.wt = new RuntimeTimer((arg, when, delay) -> ((PollDesc) arg).deadlineFired(MODE_WRITE, when), this);
+        this.rt = new RuntimeTimer((arg, when, delay) -> ((PollDesc) arg).deadlineFired(MODE_READ, when), this, true);
+        this.wt = new RuntimeTimer((arg, when, delay) -> ((PollDesc) arg).deadlineFired(MODE_WRITE, when), this, true);
     }
 
     /**

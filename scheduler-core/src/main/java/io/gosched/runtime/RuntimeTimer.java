@@ -78,8 +78,10 @@ public final class RuntimeTimer {
      * (a full buffer means a ticker's receiver is slow: the tick is dropped).
      * Go: time/sleep.go sendTime
      */
-    private static final Func SEND_TIME = (arg, when, delay) ->
-            ((RuntimeTimer) arg).chan.timerSend(Instant.now().minusNanos(delay));
+    private static final Func SEND_TIME = (arg, when, delay) -> {
+        RuntimeTimer t = (RuntimeTimer) arg;
+        t.chan.timerSend(t.bubble != null ? t.bubble.instantAt(when) : Instant.now().minusNanos(delay));
+    };
 
     final Func f;
     final Object arg;
@@ -90,6 +92,17 @@ public final class RuntimeTimer {
      * bump seq (Go: sendLock). Null for a plain timer.
      */
     private final Object sendLock;
+    /**
+     * The synctest bubble of the goroutine that created this timer, or null. A bubble timer uses
+     * the bubble's clock, lives only in the bubble's heap, and may be armed only by the bubble's
+     * goroutines. Immutable.
+     */
+    final Bubble bubble;
+    /**
+     * A timer on the real clock whoever arms it (network deadlines: I/O is never durable in a
+     * bubble, so its deadlines stay real, as in Go). Immutable.
+     */
+    private final boolean realClock;
 
     // ---- guarded as described in the class comment --------------------------------------------
     /** When the timer fires next, in nanotime; 0 when it is not pending. */
@@ -116,11 +129,25 @@ public final class RuntimeTimer {
         this.arg = arg;
         this.chan = null;
         this.sendLock = null;
+        this.bubble = Bubble.ofCaller();
+        this.realClock = false;
+    }
+
+    /** A plain timer on the real clock, in no bubble, that any goroutine may arm (PollDesc). */
+    RuntimeTimer(Func f, Object arg, boolean realClock) {
+        this.f = Objects.requireNonNull(f, "f");
+        this.arg = arg;
+        this.chan = null;
+        this.sendLock = null;
+        this.bubble = null;
+        this.realClock = realClock;
     }
 
     private RuntimeTimer() {
         this.f = SEND_TIME;
         this.arg = this;
+        this.bubble = Bubble.ofCaller();
+        this.realClock = false;
         this.chan = Chan.timerChan(this);
         this.sendLock = new Object();
     }
@@ -139,17 +166,24 @@ public final class RuntimeTimer {
         return chan;
     }
 
-    /** The clock of every runtime timer, in nanoseconds: {@link System#nanoTime()}. */
+    /**
+     * The clock of the scheduler's runtime timers, in nanoseconds: {@link System#nanoTime()}.
+     * Inside a synctest bubble timers run on the bubble's clock instead; see {@link #whenAfter}.
+     */
     public static long nanotime() {
         return System.nanoTime();
     }
 
     /**
      * A deadline d nanoseconds from now, saturating at Long.MAX_VALUE instead of overflowing
-     * (Go: when() in time.go).
+     * (Go: when() in time.go). Now is the caller's clock: its bubble's inside a synctest bubble
+     * (Go: runtime.nanotime in a bubble), else {@link #nanotime()}; a timer armed with it must be
+     * the caller's own (created in the same bubble, or outside every bubble), which
+     * {@link #reset} checks.
      */
     public static long whenAfter(long d) {
-        long now = nanotime();
+        Bubble b = Bubble.ofCaller();
+        long now = b != null ? b.nanotime() : nanotime();
         long t = now + Math.max(0, d);
         return t < now ? Long.MAX_VALUE : t;
     }
@@ -165,8 +199,15 @@ public final class RuntimeTimer {
         if (when <= 0 || period < 0) {
             throw new IllegalArgumentException("timer when must be positive and period non-negative: " + when + ", " + period);
         }
+        if (!realClock) {
+            checkBubble("reset of");
+        }
         if (sendLock == null) {
-            return modify(when, period);
+            boolean pending = modify(when, period);
+            if (bubble != null && when <= bubble.nanotime()) {
+                runDueInBubble(); // Go: a due bubble timer runs without waiting for the bubble to block
+            }
+            return pending;
         }
         synchronized (sendLock) {
             boolean pending = modify(when, period);
@@ -174,12 +215,45 @@ public final class RuntimeTimer {
         }
     }
 
+    /**
+     * Fails when the caller's bubble is not this timer's: a goroutine (or platform thread)
+     * outside the timer's bubble, or a bubble goroutine arming a timer created outside (its when
+     * would be on the wrong clock). Scheduler threads running a park commit or a timer function
+     * (no goroutine, but an M) are the runtime itself and pass. Go panics likewise
+     * ("synctest timer accessed from outside bubble", "timer moved between synctest bubbles").
+     */
+    private void checkBubble(String op) {
+        G gp = Scheduler.getg();
+        if (gp == null ? bubble != null && M.current() == null : gp.bubble != bubble) {
+            throw new IllegalStateException(bubble != null && (gp == null || gp.bubble == null)
+                    ? op + " synctest timer from outside bubble"
+                    : "timer moved between synctest bubbles");
+        }
+    }
+
+    /**
+     * A plain bubble timer was armed at or before the bubble's now (afterFunc(0)): run the due
+     * timers at once, as the arming member, so a goroutine a timer function starts is a member
+     * and {@code Synctest.await} waits for it. A commit on an M (no goroutine) never arms a due
+     * timer (a sleep's when is in the future), so the caller is the member here.
+     */
+    private void runDueInBubble() {
+        if (Bubble.ofCaller() == bubble) {
+            bubble.timers.check(bubble.nanotime());
+        }
+    }
+
+    /** The heap an unheaped timer goes into: its bubble's, else the caller's P's (or the JVM-wide one). */
+    private TimerHeap homeHeap() {
+        return bubble != null ? bubble.timers : TimerHeap.current();
+    }
+
     /** reset's work; sendLock held for a channel timer. */
     private boolean modify(long when, long period) {
         for (;;) {
             TimerHeap h = ts;
             if (h == null) {
-                h = TimerHeap.current();
+                h = homeHeap();
             }
             boolean wake = false;
             boolean pending;
@@ -231,6 +305,9 @@ public final class RuntimeTimer {
      * Go: runtime/time.go timer.stop
      */
     public boolean stop() {
+        if (bubble != null) {
+            checkBubble("stop of");
+        }
         if (sendLock == null) {
             return stopTimer();
         }
@@ -345,7 +422,7 @@ public final class RuntimeTimer {
         long takenSeq;
         long now;
         synchronized (this) {
-            now = nanotime();
+            now = bubble != null ? bubble.nanotime() : nanotime();
             w = when;
             if (ts != null || w == 0 || w > now) {
                 return;
@@ -369,7 +446,7 @@ public final class RuntimeTimer {
         if (!add) {
             return;
         }
-        TimerHeap h = TimerHeap.current();
+        TimerHeap h = homeHeap();
         boolean wake = false;
         long w;
         synchronized (h) {

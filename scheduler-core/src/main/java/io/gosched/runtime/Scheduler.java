@@ -400,6 +400,9 @@ final class Scheduler {
             G newg = newG(fn, null);
             newg.goid = sched.goidgen.incrementAndGet();
             describe(newg, fn, curg);
+            if (curg != null && curg.bubble != null && curg.sched == sched) {
+                curg.bubble.started(newg); // a bubble goroutine inside Go.syscall: still its bubble's
+            }
             sched.spawnedOutside.incrementAndGet();
             trackRunnable(newg, ThreadLocalRandom.current().nextInt());
             if (Trace.on) {
@@ -412,6 +415,9 @@ final class Scheduler {
         G newg = newG(fn, pp);
         newg.goid = nextGoid(pp);
         describe(newg, fn, curg);
+        if (curg.bubble != null) {
+            curg.bubble.started(newg); // children belong to their creator's bubble (Go: newproc1)
+        }
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
         if (Trace.on) {
@@ -476,6 +482,9 @@ final class Scheduler {
     /** The G finished: recycle it. Executed only by the M that ran it. Go: goexit0, gdestroy */
     private void goexit0(M mp, G gp) {
         gp.casgstatus(G.RUNNING, G.DEAD);
+        if (gp.bubble != null) {
+            gp.bubble.exited(gp);
+        }
         gp.m = null;
         gp.body = null;
         gp.coroutine = null;
@@ -860,6 +869,9 @@ final class Scheduler {
         if (commit != null && !commit.commit(gp, arg)) {
             gp.casgstatus(G.WAITING, G.RUNNABLE);
             return gp;
+        }
+        if (gp.bubble != null) {
+            gp.bubble.parked(gp); // after the commit: see "Counting" in Bubble
         }
         if (Trace.on) {
             Trace.recordAt(mp.p, mp.traceClock, goid, Trace.K_GO_PARK, reasonCode - 1); // the ordinal, -1 for none
@@ -2007,6 +2019,9 @@ final class Scheduler {
                     gp.casgstatus(G.WAITING, G.RUNNABLE);
                     gp.casgstatus(G.RUNNABLE, G.RUNNING);
                     return;
+                }
+                if (gp.bubble != null) {
+                    gp.bubble.parked(gp);
                 }
             }
             case G.OP_GOSCHED, G.OP_PREEMPT -> {

@@ -103,6 +103,7 @@ public final class Select {
             Scheduler.checkpoint(gp);
         }
         int ncases = cases.length;
+        boolean durable = true; // every channel is a bubble's (see Bubble; only matters in one)
         int[] pollorder = new int[ncases];
         int norder = 0;
 
@@ -115,6 +116,11 @@ public final class Select {
             SelectCase cas = cases[i];
             if (cas.c == null) {
                 continue;
+            }
+            if (cas.c.bubble != null) {
+                cas.c.checkBubble(gp, cas.isSend ? "send on" : "receive on");
+            } else if (!cas.c.nilLike()) {
+                durable = false; // a channel from outside the bubble can be readied from outside
             }
             if (cas.c.timer != null) {
                 cas.c.timer.maybeRunChan(); // a due timer nobody waited on fires now (Go 1.23)
@@ -232,7 +238,7 @@ public final class Select {
             gp.param = null;
             // The sudog list travels to the commit as its argument (Go reads it from gp.waiting).
             try {
-                Scheduler.gopark(SEL_PARK_COMMIT, head, WaitReason.SELECT);
+                Scheduler.gopark(SEL_PARK_COMMIT, head, durable && gp.bubble != null ? WaitReason.SYNCTEST_SELECT : WaitReason.SELECT);
             } catch (IllegalStateException pinned) {
                 // Could not park (pinned goroutine): no commit ran, every lock is still held and no
                 // waker saw the sudogs. Take them back off their queues, unlock, recycle.

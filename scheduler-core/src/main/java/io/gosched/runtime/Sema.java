@@ -69,7 +69,11 @@ public final class Sema {
             throw new IllegalArgumentException("negative semaphore count: " + initial);
         }
         this.count = initial;
-        this.reason = reason;
+        // A WaitGroup made in a bubble is the bubble's: waiting on it is durable (Go 1.25 ties a
+        // WaitGroup to a bubble at its first Add; here at its creation). Other sync objects keep
+        // their reason: Cond.Wait is durable anywhere, mutexes never are (Go: isIdleInSynctest).
+        this.reason = reason == WaitReason.SYNC_WAITGROUP_WAIT && Bubble.ofCaller() != null
+                ? WaitReason.SYNCTEST_WAITGROUP_WAIT : reason;
     }
 
     /** Takes one count, waiting (at the back of the queue) while there is none. Go: runtime/sema.go semacquire */

@@ -263,6 +263,53 @@ final class TimerHeap {
         return ran;
     }
 
+    /**
+     * {@link #check} for a synctest bubble's heap: takes every timer due at now first, then runs
+     * them in a random order, so that timers due at the same instant do not always fire in the
+     * same order and tests cannot come to depend on one (Go's TestTimerNondeterminism). Periodic
+     * timers are taken once (their next when is after now). Executed only by the bubble's driver.
+     */
+    int checkShuffled(long now, java.util.random.RandomGenerator rnd) {
+        java.util.ArrayList<RuntimeTimer> due = new java.util.ArrayList<>();
+        java.util.ArrayList<long[]> taken = new java.util.ArrayList<>();
+        synchronized (this) {
+            while (len > 0) {
+                RuntimeTimer t = heap[0];
+                synchronized (t) {
+                    long w = t.when;
+                    if (w > now) {
+                        break;
+                    }
+                    long seq = t.take(now);
+                    if (t.when > 0) {
+                        siftDown(0);
+                    } else {
+                        removeAt(0);
+                    }
+                    due.add(t);
+                    taken.add(new long[] {seq, w});
+                }
+            }
+            updateMinWhen();
+        }
+        int n = due.size();
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            int j = rnd.nextInt(i + 1);
+            order[i] = order[j];
+            order[j] = i;
+        }
+        for (int i : order) {
+            long[] st = taken.get(i);
+            try {
+                due.get(i).run(st[0], st[1], now - st[1]);
+            } catch (Throwable e) {
+                reportTimerFailure(e);
+            }
+        }
+        return n;
+    }
+
     private void reportTimerFailure(Throwable e) {
         if (sched != null) {
             sched.uncaught(-1, java.util.Map.of(), e);

@@ -53,7 +53,9 @@ final class Timers {
             });
             return;
         }
-        if (gp.sleepTimer == null) {
+        if (gp.sleepTimer == null || gp.sleepTimer.bubble != gp.bubble) {
+            // Made by gp itself, so a bubble goroutine's sleep is on its bubble's clock and heap
+            // (a G recycled into or out of a bubble gets a new one).
             gp.sleepTimer = new RuntimeTimer(GOROUTINE_READY, gp);
         }
         gp.sleepWhen = RuntimeTimer.whenAfter(nanos);

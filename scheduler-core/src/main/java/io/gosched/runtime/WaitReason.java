@@ -23,7 +23,15 @@ enum WaitReason {
     PREEMPTED("preempted"),
     FOREVER("forever"),
     // New reasons go last: trace events carry the ordinal.
-    SYNC_COND_WAIT("sync.Cond.Wait");
+    SYNC_COND_WAIT("sync.Cond.Wait"),
+    // Durable waits inside a synctest bubble (see Bubble): the object waited on belongs to the
+    // bubble, so only the bubble's own goroutines (or its clock) can end the wait.
+    SYNCTEST_RUN("synctest.Run"),
+    SYNCTEST_WAIT("synctest.Wait"),
+    SYNCTEST_CHAN_RECEIVE("chan receive (durable)"),
+    SYNCTEST_CHAN_SEND("chan send (durable)"),
+    SYNCTEST_SELECT("select (durable)"),
+    SYNCTEST_WAITGROUP_WAIT("sync.WaitGroup.Wait (durable)");
 
     private final String text;
 
@@ -32,6 +40,21 @@ enum WaitReason {
     }
 
     private static final WaitReason[] VALUES = values();
+
+    /**
+     * Whether a bubble goroutine parked for this reason is durably blocked: only something of
+     * its own bubble can wake it (a bubble channel, a bubble timer, Cond, a bubble WaitGroup).
+     * Mutexes are not durable, as in Go: a mutex is held briefly, usually by a goroutine that is
+     * running. Go: runtime/runtime2.go isIdleInSynctest
+     */
+    boolean durable() {
+        return switch (this) {
+            case CHAN_RECEIVE_NIL_CHAN, CHAN_SEND_NIL_CHAN, SELECT_NO_CASES, SLEEP, SYNC_COND_WAIT,
+                    SYNCTEST_RUN, SYNCTEST_WAIT, SYNCTEST_CHAN_RECEIVE, SYNCTEST_CHAN_SEND, SYNCTEST_SELECT,
+                    SYNCTEST_WAITGROUP_WAIT -> true;
+            default -> false;
+        };
+    }
 
     /** As stored in a G: the ordinal + 1, 0 for none. */
     byte code() {

@@ -1,5 +1,6 @@
 package io.gosched.time;
 
+import io.gosched.runtime.Bubble;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.Go;
 import java.time.Duration;
@@ -13,6 +14,15 @@ import java.time.Instant;
 public final class Time {
 
     private Time() {
+    }
+
+    /**
+     * The current time: inside a synctest bubble the bubble's fake clock (it starts at
+     * 2000-01-01T00:00:00Z and moves only when every goroutine of the bubble is durably blocked),
+     * else the real clock ({@link Instant#now()}). Go: time.Now
+     */
+    public static Instant now() {
+        return Bubble.now();
     }
 
     /** A channel that receives the time once after d. Go: time.After */

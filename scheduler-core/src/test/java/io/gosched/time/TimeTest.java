@@ -34,40 +34,44 @@ class TimeTest {
         return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
     }
 
-    @Test
-    void timerDeliversOnceAndNeverEarly() throws Exception {
-        try (GoRuntime rt = runtime(2)) {
-            rt.run(() -> {
-                long t0 = System.nanoTime();
-                Timer t = Timer.newTimer(Duration.ofMillis(20));
-                Instant v = t.c().recv();
-                assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(20_000_000);
-                assertThat(v).isNotNull();
-                assertNull(t.c().tryRecv(), "a one-shot timer delivers once");
-                assertFalse(t.stop(), "stop after the value was received: already delivered");
-                return null;
-            });
-        }
+    /** The fake clock of a synctest bubble starts here (docs/synctest.md). */
+    static final Instant BUBBLE_START = Instant.parse("2000-01-01T00:00:00Z");
+
+    /**
+     * Runs body in a synctest bubble on a fresh 2-P runtime: timers fire on the bubble's clock,
+     * exactly when due, and the test takes no real time (it used to sleep and to allow for load).
+     */
+    static void inBubble(Runnable body) {
+        io.gosched.runtime.Bubble.runOnFreshRuntime(body, SchedulerConfig.builder().gomaxprocs(2).build());
     }
 
     @Test
-    void stopAndResetReturnGoValues() throws Exception {
-        try (GoRuntime rt = runtime(2)) {
-            rt.run(() -> {
-                Timer t = Timer.newTimer(Duration.ofHours(1));
-                assertTrue(t.stop(), "pending timer");
-                assertFalse(t.stop(), "already stopped");
-                assertFalse(t.reset(Duration.ofMillis(5)), "reset of a stopped timer");
-                assertTrue(t.reset(Duration.ofMillis(5)), "reset of a pending timer");
-                Go.sleep(Duration.ofMillis(30));
-                // Fired but not received: Go 1.23 stop drains the value and reports it pending.
-                assertTrue(t.stop(), "stop of an unreceived expiry");
-                assertNull(t.c().tryRecv(), "no stale value after stop");
-                assertFalse(t.reset(Duration.ofMillis(1)));
-                assertThat(t.c().recv()).isNotNull();
-                return null;
-            });
-        }
+    void timerDeliversOnceAndNeverEarly() {
+        inBubble(() -> {
+            Timer t = Timer.newTimer(Duration.ofMillis(20));
+            Instant v = t.c().recv();
+            assertEquals(BUBBLE_START.plusMillis(20), Time.now(), "delivered exactly when due, never early");
+            assertEquals(BUBBLE_START.plusMillis(20), v, "the value is the time it was due");
+            assertNull(t.c().tryRecv(), "a one-shot timer delivers once");
+            assertFalse(t.stop(), "stop after the value was received: already delivered");
+        });
+    }
+
+    @Test
+    void stopAndResetReturnGoValues() {
+        inBubble(() -> {
+            Timer t = Timer.newTimer(Duration.ofHours(1));
+            assertTrue(t.stop(), "pending timer");
+            assertFalse(t.stop(), "already stopped");
+            assertFalse(t.reset(Duration.ofMillis(5)), "reset of a stopped timer");
+            assertTrue(t.reset(Duration.ofMillis(5)), "reset of a pending timer");
+            Go.sleep(Duration.ofMillis(30));
+            // Fired but not received: Go 1.23 stop drains the value and reports it pending.
+            assertTrue(t.stop(), "stop of an unreceived expiry");
+            assertNull(t.c().tryRecv(), "no stale value after stop");
+            assertFalse(t.reset(Duration.ofMillis(1)));
+            assertEquals(BUBBLE_START.plusMillis(31), t.c().recv());
+        });
     }
 
     /** No value from before a stop/reset is ever received after it, under racing firings. */
@@ -105,29 +109,23 @@ class TimeTest {
 
     @Test
     void afterAndAfterFunc() throws Exception {
-        try (GoRuntime rt = runtime(2)) {
-            rt.run(() -> {
-                Chan<Instant> late = Time.after(Duration.ofMillis(10));
-                Selected s = Select.select(Select.recv(late), Select.recv(Time.after(Duration.ofHours(1))));
-                assertEquals(0, s.index());
-                CountDownLatch ran = new CountDownLatch(1);
-                AtomicBoolean inGoroutine = new AtomicBoolean();
-                Time.afterFunc(Duration.ofMillis(5), () -> {
-                    inGoroutine.set(Go.inGoroutine());
-                    ran.countDown();
-                });
-                Timer cancelled = Time.afterFunc(Duration.ofMillis(5), () -> {
-                    throw new AssertionError("stopped afterFunc ran");
-                });
-                assertTrue(cancelled.stop());
-                assertNull(cancelled.c());
-                assertTrue(ran.await(10, TimeUnit.SECONDS));
-                assertTrue(inGoroutine.get(), "afterFunc runs f in its own goroutine");
-                Go.sleep(Duration.ofMillis(20));
-                return null;
+        inBubble(() -> {
+            Chan<Instant> late = Time.after(Duration.ofMillis(10));
+            Selected s = Select.select(Select.recv(late), Select.recv(Time.after(Duration.ofHours(1))));
+            assertEquals(0, s.index());
+            assertEquals(BUBBLE_START.plusMillis(10), Time.now());
+            Chan<Boolean> ran = Chan.make(1);
+            Time.afterFunc(Duration.ofMillis(5), () -> ran.send(Go.inGoroutine()));
+            Timer cancelled = Time.afterFunc(Duration.ofMillis(5), () -> {
+                throw new AssertionError("stopped afterFunc ran");
             });
-        }
-        // From a platform thread too.
+            assertTrue(cancelled.stop());
+            assertNull(cancelled.c());
+            assertTrue(ran.recv(), "afterFunc runs f in its own goroutine");
+            assertEquals(BUBBLE_START.plusMillis(15), Time.now());
+            Go.sleep(Duration.ofMillis(20)); // the stopped one would have run by now
+        });
+        // From a platform thread (outside every bubble, on the real clock) too.
         CountDownLatch ran = new CountDownLatch(1);
         Time.afterFunc(Duration.ofMillis(5), ran::countDown);
         assertTrue(ran.await(10, TimeUnit.SECONDS));
