@@ -119,14 +119,16 @@ class TraceControllerTest {
     }
 
     @Test
-    void badSecondsAre400ProblemsNamingTheParameter() {
-        for (String bad : List.of("0", "31", "-1", "abc", "1.5", "")) {
+    void secondsOutOfRangeAre422ProblemsNamingTheParameterAndItsBounds() {
+        for (String bad : List.of("0", "31", "-1")) {
             client.get().uri("/api/v1/trace?seconds={s}", bad).exchange()
-                    .expectStatus().isBadRequest()
+                    .expectStatus().isEqualTo(422)
                     .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody()
-                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:invalid-request")
+                    .jsonPath("$.status").isEqualTo(422)
                     .jsonPath("$.parameter").isEqualTo("seconds")
+                    .jsonPath("$.errors[0].pointer").isEqualTo("/seconds")
                     .jsonPath("$.min").isEqualTo(1)
                     .jsonPath("$.max").isEqualTo(30);
         }
@@ -134,14 +136,29 @@ class TraceControllerTest {
     }
 
     @Test
-    void badTimestampsAre400ProblemsNamingTheParameter() {
-        for (String bad : List.of("precise", "", "1")) {
-            client.get().uri("/api/v1/trace?seconds=1&timestamps={t}", bad).exchange()
+    void secondsThatAreNoIntegerAre400ProblemsNamingTheParameter() {
+        for (String bad : List.of("abc", "1.5")) {
+            client.get().uri("/api/v1/trace?seconds={s}", bad).exchange()
                     .expectStatus().isBadRequest()
                     .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody()
-                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:malformed-request")
+                    .jsonPath("$.parameter").isEqualTo("seconds")
+                    .jsonPath("$.detail").value(d -> assertThat((String) d).contains("seconds", bad));
+        }
+        assertThat(Trace.isRecording()).isFalse();
+    }
+
+    @Test
+    void badTimestampsAre422ProblemsListingTheModes() {
+        for (String bad : List.of("precise", "1")) {
+            client.get().uri("/api/v1/trace?seconds=1&timestamps={t}", bad).exchange()
+                    .expectStatus().isEqualTo(422)
+                    .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:invalid-request")
                     .jsonPath("$.parameter").isEqualTo("timestamps")
+                    .jsonPath("$.errors[0].pointer").isEqualTo("/timestamps")
                     .jsonPath("$.allowed[0]").isEqualTo("interpolated")
                     .jsonPath("$.allowed[1]").isEqualTo("exact");
         }
@@ -192,6 +209,7 @@ class TraceControllerTest {
                     .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody()
                     .jsonPath("$.status").isEqualTo(409)
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:trace-busy")
                     .jsonPath("$.title").isEqualTo("Trace already recording");
         } finally {
             other.stop();
