@@ -27,6 +27,7 @@ import io.gosched.runtime.Chan;
 import io.gosched.runtime.Received;
 import io.nats.client.Message;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -107,6 +108,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     }
 
     @Test
+    // Up to 3 minutes of concurrent calls, then the drain: more than the 5-minute default allows for under load.
+    @Timeout(value = 10, unit = java.util.concurrent.TimeUnit.MINUTES)
     void everyValueIsReceivedExactlyOnceUnderManyConcurrentCallsThroughTwoNodes() {
         Node a = node("a");
         Node b = node("b");
