@@ -1,5 +1,6 @@
 package io.gosched.cluster.channel;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -36,7 +37,6 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
-import static io.gosched.cluster.TestNodes.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -217,7 +217,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         assertThat(Forwarded.reply(m.getData()).value().asText()).isEqualTo("v");
         assertThat(a.channels().lookup("buf").len()).isZero();
         // the caller "died" with the reply in hand: no confirm comes
-        assertThat(eventually(Duration.ofSeconds(15), () -> a.channels().lookup("buf").len() == 1)).as("put back").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> a.channels().lookup("buf").len() == 1)).as("put back").isTrue();
         assertThat(a.directory().valuesPutBack()).isEqualTo(1);
     }
 
@@ -256,7 +256,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node again = node("a"); // same id, new incarnation
         assertThatThrownBy(() -> b.directory().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
                 .isInstanceOf(ChannelException.class).satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.LOST));
-        assertThat(eventually(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
                 .as("the restarted node removed the entries of its previous life").isTrue();
         assertThat(again.directory().localIncarnation()).isNotEqualTo(old.incarnation());
     }
@@ -292,7 +292,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         make(a, "shared", 0);
         assertThatThrownBy(() -> b.directory().register("shared", 0, Instant.now())).isInstanceOf(ChannelException.class)
                 .satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.EXISTS));
-        assertThat(eventually(Duration.ofSeconds(5), () -> b.directory().list().size() == 1)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().list().size() == 1)).isTrue();
         assertThat(b.directory().unregister("shared")).as("only its home (or anyone once it is lost) removes it").isFalse();
         assertThat(a.directory().unregister("shared")).isTrue();
     }

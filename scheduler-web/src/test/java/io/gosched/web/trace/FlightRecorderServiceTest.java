@@ -2,6 +2,7 @@ package io.gosched.web.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gosched.testing.Await;
 import io.gosched.api.ApiMetrics;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
@@ -80,12 +81,12 @@ class FlightRecorderServiceTest {
                 Thread.sleep(200);
                 assertThat(s.kept()).isEmpty();
                 metrics.jobFinished("failed", Duration.ZERO);
-                FlightControllerTest.await(() -> s.kept().isEmpty() ? null : s.kept(), "the snapshot");
+                Await.value("the snapshot", Duration.ofSeconds(30), () -> s.kept().isEmpty() ? null : s.kept());
                 assertThat(s.kept().getFirst().reason()).isEqualTo(FlightRecorderService.JOB_FAILED);
                 for (int i = 0; i < 5; i++) {
                     metrics.jobFinished("failed", Duration.ZERO);
                 }
-                FlightControllerTest.await(() -> s.kept().size() == 2 && s.kept().getFirst().id() == 6 ? s.kept() : null, "keep=2");
+                Await.until("keep=2", Duration.ofSeconds(30), () -> s.kept().size() == 2 && s.kept().getFirst().id() == 6);
             } finally {
                 s.destroy();
             }
@@ -97,7 +98,8 @@ class FlightRecorderServiceTest {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
             FlightRecorderService s = new FlightRecorderService(props(false, null, Duration.ZERO), rt, new ApiMetrics(null));
             assertThat(s.snapshot()).isEmpty();
-            WebTestClient c = WebTestClient.bindToController(new FlightController(s)).build();
+            WebTestClient c = WebTestClient.bindToController(new FlightController(s))
+                    .controllerAdvice(new io.gosched.api.error.ApiExceptionHandler()).build();
             for (String path : new String[] {"/api/v1/trace/flight", "/api/v1/trace/flight/snapshots", "/api/v1/trace/flight/snapshots/1"}) {
                 c.get().uri(path).exchange().expectStatus().isNotFound().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                         .expectBody().jsonPath("$.type").isEqualTo(FlightController.OFF.toString());
