@@ -80,8 +80,10 @@ class GoroutineController {
         @Content(mediaType = MediaType.TEXT_PLAIN_VALUE, schema = @Schema(type = "string"))})
     @ApiResponse(responseCode = "422", description = "format, state, label or limit out of range (invalid-request)")
     ResponseEntity<?> goroutines(
-            @Parameter(description = "json (default) or text") @RequestParam(defaultValue = "json") Format format,
-            @Parameter(description = "running, runnable, waiting or syscall") @RequestParam(required = false) State state,
+            @Parameter(description = "json (default) or text",
+                    schema = @Schema(type = "string", allowableValues = {"json", "text"})) @RequestParam(defaultValue = "json") Format format,
+            @Parameter(description = "running, runnable, waiting or syscall",
+                    schema = @Schema(type = "string", allowableValues = {"running", "runnable", "waiting", "syscall"})) @RequestParam(required = false) State state,
             @Parameter(description = "key:value; only goroutines with this label") @RequestParam(required = false)
             @Pattern(regexp = "[^:]+:.*", message = "must be key:value") String label,
             @Parameter(description = "a job id: only its goroutines (label job=<id>)") @RequestParam(required = false) String job,

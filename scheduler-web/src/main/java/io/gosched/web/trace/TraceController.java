@@ -3,6 +3,8 @@ package io.gosched.web.trace;
 import io.gosched.runtime.Trace;
 import io.gosched.api.error.ApiProblem;
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import jakarta.validation.constraints.Max;
@@ -52,6 +54,8 @@ class TraceController {
     @ApiResponse(responseCode = "422", description = "seconds or timestamps out of range (invalid-request)")
     Mono<ResponseEntity<Map<String, Object>>> trace(
             @RequestParam(defaultValue = "" + DEFAULT_SECONDS) @Min(MIN_SECONDS) @Max(MAX_SECONDS) int seconds,
+            @Parameter(description = "interpolated (default) or exact",
+                    schema = @Schema(type = "string", allowableValues = {"interpolated", "exact"}))
             @RequestParam(defaultValue = "interpolated") Trace.Timestamps timestamps) {
         return recorder.record(Duration.ofSeconds(seconds), timestamps).onErrorMap(TraceRecorder.Busy.class,
                 e -> ApiProblem.conflict("trace-busy", "Trace already recording", e.getMessage())).map(trace -> ResponseEntity.ok()
