@@ -5,6 +5,7 @@ import io.gosched.api.channel.ChannelConfiguration;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.error.ProblemErrorWebExceptionHandler;
+import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobConfiguration;
 import io.gosched.api.job.JobService;
 import io.gosched.api.debug.DebugConfiguration;
@@ -22,6 +23,8 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.format.FormatterRegistry;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
 
 /**
  * Everything scheduler-api contributes to an application that has it on the class path: the
@@ -51,6 +54,17 @@ public class GoschedApiAutoConfiguration {
     @Bean
     public ApiExceptionHandler goschedApiExceptionHandler() {
         return new ApiExceptionHandler();
+    }
+
+    /** Enum-typed request parameters by their lower-case wire names (see {@link WireEnums}). */
+    @Bean
+    public WebFluxConfigurer goschedWireEnums() {
+        return new WebFluxConfigurer() {
+            @Override
+            public void addFormatters(FormatterRegistry registry) {
+                registry.addConverterFactory(new WireEnums());
+            }
+        };
     }
 
     @Bean

@@ -234,6 +234,15 @@ class ApiHttpTest {
         problem(http.get().uri("/api/v1/jobs?state=bogus").exchange(), 422, "invalid-request");
         problem(http.get().uri("/api/v1/jobs?size=0").exchange(), 422, "invalid-request");
         problem(http.get().uri("/api/v1/jobs?size=abc").exchange(), 400, "malformed-request");
+        http.get().uri("/api/v1/jobs?state=bogus").exchange().expectBody()
+                .jsonPath("$.parameter").isEqualTo("state")
+                .jsonPath("$.allowed").value(a -> assertThat(a.toString()).contains("timed_out"));
+        http.get().uri("/api/v1/jobs?size=501").exchange().expectStatus().isEqualTo(422).expectBody()
+                .jsonPath("$.parameter").isEqualTo("size").jsonPath("$.min").isEqualTo(1).jsonPath("$.max").isEqualTo(500);
+        http.get().uri("/api/v1/jobs?page=-1").exchange().expectStatus().isEqualTo(422).expectBody()
+                .jsonPath("$.parameter").isEqualTo("page");
+        http.get().uri("/api/v1/jobs?size=abc").exchange().expectBody().jsonPath("$.parameter").isEqualTo("size");
+        http.get().uri("/api/v1/jobs?state=TIMED_OUT").exchange().expectStatus().isOk();
     }
 
     @Test

@@ -1,11 +1,11 @@
 package io.gosched.cluster;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
-import static io.gosched.cluster.TestNodes.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Heartbeats and the leader against a real NATS server: a stopped node is gone within its TTL, and leadership moves on. */
@@ -21,14 +21,14 @@ abstract class ClusterNodesContract extends NatsTestBase {
         ClusterNodes b = start("b");
         ClusterNodes c = start("c");
         List<ClusterNodes> all = List.of(a, b, c);
-        assertThat(eventually(Duration.ofSeconds(5), () -> all.stream().filter(ClusterNodes::isLeader).count() == 1)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> all.stream().filter(ClusterNodes::isLeader).count() == 1)).isTrue();
         ClusterNodes leader = all.stream().filter(ClusterNodes::isLeader).findFirst().orElseThrow();
         assertThat(a.list()).extracting(ClusterNodes.NodeInfo::node).containsExactlyInAnyOrder("a", "b", "c");
         leader.abandon(); // SIGKILL: no goodbye, the entries expire
         List<ClusterNodes> rest = all.stream().filter(n -> n != leader).toList();
-        assertThat(eventually(Duration.ofSeconds(15), () -> rest.stream().filter(ClusterNodes::isLeader).count() == 1))
+        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> rest.stream().filter(ClusterNodes::isLeader).count() == 1))
                 .as("a survivor leads within a few node TTLs").isTrue();
-        assertThat(eventually(Duration.ofSeconds(15), () -> !rest.getFirst().isAlive(leader.self().node(), leader.self().incarnation())))
+        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> !rest.getFirst().isAlive(leader.self().node(), leader.self().incarnation())))
                 .as("the dead node counts as gone").isTrue();
     }
 

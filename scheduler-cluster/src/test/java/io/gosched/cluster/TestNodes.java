@@ -3,7 +3,6 @@ package io.gosched.cluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 
 import io.gosched.cluster.testing.NatsFixture;
 
@@ -53,20 +52,4 @@ public final class TestNodes implements AutoCloseable {
         open.clear();
     }
 
-    /** Waits up to {@code timeout} for {@code condition}; false if it never held. */
-    public static boolean eventually(Duration timeout, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() - deadline < 0) {
-            if (condition.getAsBoolean()) {
-                return true;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return condition.getAsBoolean();
-    }
 }

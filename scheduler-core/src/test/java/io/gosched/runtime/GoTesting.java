@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import io.gosched.testing.Await;
 import java.util.function.BooleanSupplier;
 
 /** Shared test plumbing: run code in goroutines or on platform threads, scaled stress, bounded waits. */
@@ -83,14 +84,8 @@ public final class GoTesting {
         }
     }
 
-    /** Waits (up to 10 s) until cond holds; fails with what otherwise. */
+    /** Waits until cond holds; fails with what otherwise. The one await of every module: {@link Await#until}. */
     public static void await(String what, BooleanSupplier cond) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for: " + what);
-            }
-            pause(1);
-        }
+        Await.until(what, cond);
     }
 }

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  * sequential specification is the queue itself run sequentially; a lost or duplicated G shows
  * up as a result no sequential order can produce.
  *
- * <p>Stealing runnext is left out here on purpose: Go's runqgrab decides "the ring is empty,
+ * <p>Stealing runnext is left out here on purpose (RunQueueRunnextLincheckTest checks it for exactly-once): Go's runqgrab decides "the ring is empty,
  * take runnext" on one read and CASes runnext later, so a thief may take runnext although the
  * owner refilled the ring in between. Lincheck found exactly that interleaving. It loses and
  * duplicates nothing (the CAS decides who gets the G; {@code RunQueueTest} checks exactly-once

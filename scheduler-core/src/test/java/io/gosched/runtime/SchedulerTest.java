@@ -112,55 +112,90 @@ class SchedulerTest {
         }
     }
 
-    /** Go: TestGoroutineParallelism — P goroutines must all run at once, passing a counter round-robin. */
+    /**
+     * Go: TestGoroutineParallelism — P goroutines must all run at once, passing a counter
+     * round-robin. Each spins (no safe point, no yield) until it is its turn, so the chain only
+     * completes when the others run on other Ps at the same time. A goroutine that is told to give
+     * up (the chain stalled) counts itself stuck and stops, so the test fails instead of hanging and
+     * leaves no spinning goroutine behind.
+     */
     @Test
     void goroutineParallelism() throws Exception {
         int procs = 2;
         try (GoRuntime rt = runtime(procs)) {
             for (int attempt = 0; attempt < 3; attempt++) {
                 AtomicInteger x = new AtomicInteger();
+                AtomicInteger stuck = new AtomicInteger();
+                java.util.concurrent.atomic.AtomicBoolean giveUp = new java.util.concurrent.atomic.AtomicBoolean();
                 int n = 50;
                 CountDownLatch done = new CountDownLatch(procs);
                 for (int p = 0; p < procs; p++) {
                     int me = p;
                     rt.go(() -> {
-                        for (int i = 0; i < n; i++) {
-                            int expected = procs * i + me;
-                            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                            while (x.get() != expected && System.nanoTime() < deadline) {
-                                Thread.onSpinWait();
+                        try {
+                            for (int i = 0; i < n; i++) {
+                                int expected = procs * i + me;
+                                while (x.get() != expected) {
+                                    if (giveUp.get()) {
+                                        stuck.incrementAndGet();
+                                        return;
+                                    }
+                                    Thread.onSpinWait();
+                                }
+                                x.incrementAndGet();
                             }
-                            x.incrementAndGet();
+                        } finally {
+                            done.countDown();
                         }
-                        done.countDown();
                     });
                 }
-                assertTrue(done.await(60, TimeUnit.SECONDS));
-                assertEquals(procs * n, x.get(), "goroutines did not run in parallel");
+                boolean finished;
+                try {
+                    finished = done.await(60, TimeUnit.SECONDS);
+                } finally {
+                    giveUp.set(true);
+                }
+                assertTrue(done.await(60, TimeUnit.SECONDS), "the goroutines stopped");
+                assertEquals(0, stuck.get(), "goroutines stuck waiting for their turn: they did not run in parallel");
+                assertTrue(finished, "the round-robin did not complete");
+                assertEquals(procs * n, x.get(), "every turn was taken");
             }
         }
     }
 
-    /** Go: TestYieldProgress — a goroutine spinning on Gosched lets another one on the same P run. */
+    /**
+     * Go: TestYieldProgress — a goroutine spinning on Gosched lets another one on the same P run,
+     * and is itself run again. On one P: main yields, so the child (in runnext) runs and spins on
+     * yield; main runs again between the child's yields, sets the flag, and yields until the child
+     * has seen it. The loops are bounded by counts, so a yield that lets nobody run fails here.
+     */
     @Test
     void yieldProgress() throws Exception {
+        int bound = 1_000_000;
         try (GoRuntime rt = runtime(1)) {
+            AtomicInteger childYields = new AtomicInteger();
+            AtomicInteger seen = new AtomicInteger();
+            AtomicInteger mainYieldsAfterFlag = new AtomicInteger();
             rt.run(() -> {
                 AtomicInteger flag = new AtomicInteger();
-                AtomicInteger seen = new AtomicInteger();
                 Go.go(() -> {
-                    while (flag.get() == 0) {
+                    while (flag.get() == 0 && childYields.get() < bound) {
+                        childYields.incrementAndGet();
                         Go.yield();
                     }
-                    seen.set(1);
+                    seen.set(flag.get());
                 });
                 Go.yield();
                 flag.set(1);
-                while (seen.get() == 0) {
+                while (seen.get() == 0 && mainYieldsAfterFlag.get() < bound) {
+                    mainYieldsAfterFlag.incrementAndGet();
                     Go.yield();
                 }
                 return null;
             });
+            assertThat(childYields.get()).as("the child ran while main yielded").isPositive();
+            assertThat(seen.get()).as("the spinning child ran again and saw the flag main set between its yields").isEqualTo(1);
+            assertThat(mainYieldsAfterFlag.get()).as("main's yields let the child run").isLessThan(bound);
         }
     }
 

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -42,6 +43,8 @@ import tools.jackson.databind.json.JsonMapper;
  * the load-test results under {@code bench/results/} come from.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+// A separate JVM that must come up and then be flooded for up to 3 minutes: more than the 5-minute default allows for.
+@Timeout(value = 15, unit = java.util.concurrent.TimeUnit.MINUTES)
 class SmallHeapFloodIT {
 
     static final JsonMapper JSON = JsonMapper.builder().build();

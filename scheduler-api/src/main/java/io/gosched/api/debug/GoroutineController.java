@@ -1,6 +1,6 @@
 package io.gosched.api.debug;
 
-import io.gosched.api.error.ApiProblem;
+import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobService;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoroutineInfo;
@@ -10,9 +10,11 @@ import io.swagger.v3.oas.annotations.media.Content;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.Pattern;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Predicate;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -33,7 +35,12 @@ class GoroutineController {
 
     /** The most goroutines one answer carries; the rest are counted in total. */
     static final int MAX_LIMIT = 10_000;
-    private static final Set<String> STATES = Set.of("running", "runnable", "waiting", "syscall");
+
+    /** What {@code format} accepts: JSON, or Go's traceback text. */
+    enum Format { JSON, TEXT }
+
+    /** What {@code state} accepts: {@link GoroutineInfo#state()}'s values. */
+    enum State { RUNNING, RUNNABLE, WAITING, SYSCALL }
 
     /** A frame as Go prints one: function, file and line. */
     record Frame(String function, String file, int line) {
@@ -73,14 +80,17 @@ class GoroutineController {
         @Content(mediaType = MediaType.TEXT_PLAIN_VALUE, schema = @Schema(type = "string"))})
     @ApiResponse(responseCode = "422", description = "format, state, label or limit out of range (invalid-request)")
     ResponseEntity<?> goroutines(
-            @Parameter(description = "json (default) or text") @RequestParam(defaultValue = "json") String format,
-            @Parameter(description = "running, runnable, waiting or syscall") @RequestParam(required = false) String state,
-            @Parameter(description = "key:value; only goroutines with this label") @RequestParam(required = false) String label,
+            @Parameter(description = "json (default) or text",
+                    schema = @Schema(type = "string", allowableValues = {"json", "text"})) @RequestParam(defaultValue = "json") Format format,
+            @Parameter(description = "running, runnable, waiting or syscall",
+                    schema = @Schema(type = "string", allowableValues = {"running", "runnable", "waiting", "syscall"})) @RequestParam(required = false) State state,
+            @Parameter(description = "key:value; only goroutines with this label") @RequestParam(required = false)
+            @Pattern(regexp = "[^:]+:.*", message = "must be key:value") String label,
             @Parameter(description = "a job id: only its goroutines (label job=<id>)") @RequestParam(required = false) String job,
-            @Parameter(description = "at most this many goroutines (1 to 10000)") @RequestParam(defaultValue = "1000") int limit) {
-        boolean text = parseFormat(format);
+            @Parameter(description = "at most this many goroutines (1 to 10000)") @RequestParam(defaultValue = "1000")
+            @Min(1) @Max(MAX_LIMIT) int limit) {
+        boolean text = format == Format.TEXT;
         Predicate<GoroutineInfo> filter = filter(state, label, job);
-        checkLimit(limit);
         List<GoroutineInfo> all = runtime.goroutines().stream().filter(filter).toList();
         List<GoroutineInfo> shown = all.size() > limit ? all.subList(0, limit) : all;
         if (text) {
@@ -106,8 +116,8 @@ class GoroutineController {
     @ApiResponse(responseCode = "200", description = "The job's goroutines", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "limit out of range (invalid-request)")
     JobGoroutines jobGoroutines(@PathVariable String id,
-            @Parameter(description = "at most this many goroutines (1 to 10000)") @RequestParam(defaultValue = "1000") int limit) {
-        checkLimit(limit);
+            @Parameter(description = "at most this many goroutines (1 to 10000)") @RequestParam(defaultValue = "1000")
+            @Min(1) @Max(MAX_LIMIT) int limit) {
         jobs.get(id); // 404 for an unknown job
         Predicate<GoroutineInfo> mine = g -> id.equals(g.labels().get("job"));
         List<GoroutineInfo> all = runtime.goroutines().stream().filter(mine).toList();
@@ -116,33 +126,14 @@ class GoroutineController {
         return new JobGoroutines(id, all.size(), shown.size() < all.size(), shown.stream().map(Goroutine::of).toList(), leaked);
     }
 
-    private static boolean parseFormat(String format) {
-        return switch (format) {
-            case "json" -> false;
-            case "text" -> true;
-            default -> throw ApiProblem.invalid("/format", "must be json or text");
-        };
-    }
-
-    private static void checkLimit(int limit) {
-        if (limit < 1 || limit > MAX_LIMIT) {
-            throw ApiProblem.invalid("/limit", "must be between 1 and " + MAX_LIMIT);
-        }
-    }
-
-    private static Predicate<GoroutineInfo> filter(String state, String label, String job) {
+    private static Predicate<GoroutineInfo> filter(State state, String label, String job) {
         Predicate<GoroutineInfo> p = g -> true;
         if (state != null) {
-            if (!STATES.contains(state)) {
-                throw ApiProblem.invalid("/state", "must be one of running, runnable, waiting, syscall");
-            }
-            p = p.and(g -> g.state().equals(state));
+            String wire = WireEnums.wireName(state);
+            p = p.and(g -> g.state().equals(wire));
         }
         if (label != null) {
             int colon = label.indexOf(':');
-            if (colon <= 0) {
-                throw ApiProblem.invalid("/label", "must be key:value");
-            }
             String k = label.substring(0, colon);
             String v = label.substring(colon + 1);
             p = p.and(g -> v.equals(g.labels().get(k)));

@@ -2,10 +2,14 @@ package io.gosched.api.error;
 
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 import io.gosched.api.workload.InvalidWorkloadException;
 import io.gosched.api.workload.Violation;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
@@ -13,6 +17,7 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.exc.StreamReadException;
 
+import org.springframework.beans.TypeMismatchException;
 import org.springframework.core.codec.DecodingException;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
@@ -23,6 +28,7 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.validation.FieldError;
 import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.bind.support.WebExchangeBindException;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
@@ -88,10 +94,32 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         return handleExceptionInternal(ex, body, new HttpHeaders(), HttpStatus.INTERNAL_SERVER_ERROR, exchange);
     }
 
-    /** Malformed JSON, wrong JSON types for a typed body, missing body: 400 naming where. */
+    /**
+     * Malformed JSON, wrong JSON types for a typed body, missing body: 400 naming where. A request
+     * parameter that does not convert is named too: a value outside an enum's names is 422 (as a
+     * constraint violation is, listing the names {@code allowed}); a value of the wrong type (a
+     * number that is not one) is 400.
+     */
     @Override
     protected Mono<ResponseEntity<Object>> handleServerWebInputException(ServerWebInputException ex, HttpHeaders headers,
             HttpStatusCode status, ServerWebExchange exchange) {
+        if (ex.getMethodParameter() != null && ex.getCause() instanceof TypeMismatchException tm) {
+            String name = parameterName(ex.getMethodParameter(), tm.getPropertyName());
+            Class<?> type = tm.getRequiredType();
+            if (type != null && type.isEnum()) {
+                List<String> allowed = WireEnums.names(type);
+                return handleException(ApiProblem.invalid("/" + Violation.escape(name),
+                        "must be one of " + String.join(", ", allowed) + ", was '" + tm.getValue() + "'")
+                        .with("parameter", name).with("allowed", allowed), exchange);
+            }
+            String detail = name + " must be " + article(type) + ", was '" + tm.getValue() + "'";
+            ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, detail);
+            body.setType(ApiProblem.type("malformed-request"));
+            body.setTitle("Malformed request");
+            body.setProperty("parameter", name);
+            body.setProperty("errors", ApiProblem.errors(List.of(new Violation("/" + Violation.escape(name), detail))));
+            return handleExceptionInternal(ex, body, headers, HttpStatus.BAD_REQUEST, exchange);
+        }
         Violation v = inputViolation(ex);
         ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
                 v.pointer().isEmpty() ? v.detail() : v.pointer() + ": " + v.detail());
@@ -116,11 +144,53 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
     protected Mono<ResponseEntity<Object>> handleHandlerMethodValidationException(HandlerMethodValidationException ex,
             HttpHeaders headers, HttpStatusCode status, ServerWebExchange exchange) {
         List<Violation> vs = new ArrayList<>();
+        Set<String> names = new LinkedHashSet<>();
         ex.getParameterValidationResults().forEach(r -> r.getResolvableErrors().forEach(e -> {
-            String name = r.getMethodParameter().getParameterName();
-            vs.add(new Violation(name == null ? "" : "/" + Violation.escape(name), e.getDefaultMessage()));
+            String name = parameterName(r.getMethodParameter(), null);
+            names.add(name);
+            vs.add(new Violation(name.isEmpty() ? "" : "/" + Violation.escape(name), e.getDefaultMessage()));
         }));
-        return handleException(ApiProblem.invalid(vs.isEmpty() ? List.of(new Violation("", "invalid request")) : vs), exchange);
+        ApiProblem p = ApiProblem.invalid(vs.isEmpty() ? List.of(new Violation("", "invalid request")) : vs);
+        if (names.size() == 1) {
+            // One bad parameter: name it and its whole range at the top level (both bounds, though
+            // one was broken), so a client learns what it accepts from one answer.
+            var mp = ex.getParameterValidationResults().getFirst().getMethodParameter();
+            p.with("parameter", names.iterator().next());
+            Min min = mp.getParameterAnnotation(Min.class);
+            Max max = mp.getParameterAnnotation(Max.class);
+            if (min != null) {
+                p.with("min", min.value());
+            }
+            if (max != null) {
+                p.with("max", max.value());
+            }
+        }
+        return handleException(p, exchange);
+    }
+
+    private static String parameterName(org.springframework.core.MethodParameter mp, String fallback) {
+        RequestParam rp = mp.getParameterAnnotation(RequestParam.class);
+        if (rp != null && !rp.name().isEmpty()) {
+            return rp.name();
+        }
+        String name = mp.getParameterName();
+        return name != null ? name : fallback != null ? fallback : "";
+    }
+
+    private static String article(Class<?> type) {
+        if (type == null) {
+            return "a value of another type";
+        }
+        if (type == int.class || type == Integer.class || type == long.class || type == Long.class) {
+            return "an integer";
+        }
+        if (type == boolean.class || type == Boolean.class) {
+            return "true or false";
+        }
+        if (Number.class.isAssignableFrom(type) || type.isPrimitive()) {
+            return "a number";
+        }
+        return "a " + type.getSimpleName();
     }
 
     /**

@@ -71,6 +71,22 @@ public final class ApiProblem extends ErrorResponseException {
                 .with(what.replace(' ', '_'), id);
     }
 
+    /** 404 of its own kind: what was asked for is not there, for a reason {@code slug} names. */
+    public static ApiProblem notFound(String slug, String title, String detail) {
+        return new ApiProblem(HttpStatus.NOT_FOUND, slug, title, detail);
+    }
+
+    /**
+     * 422 to one request parameter out of its range: {@code errors} points at it, and the body
+     * names it ({@code parameter}) and its bounds ({@code min}, {@code max}), as the problem
+     * handler does for a parameter its {@code @Min}/{@code @Max} constraints refused. For bounds
+     * only known at run time (configured ones), where a constraint annotation cannot hold them.
+     */
+    public static ApiProblem parameterOutOfRange(String parameter, Object value, long min, long max) {
+        return invalid("/" + Violation.escape(parameter), "must be between " + min + " and " + max + ", was '" + value + "'")
+                .with("parameter", parameter).with("min", min).with("max", max);
+    }
+
     public static ApiProblem conflict(String slug, String title, String detail) {
         return new ApiProblem(HttpStatus.CONFLICT, slug, title, detail);
     }

@@ -2,7 +2,8 @@ package io.gosched.api.job;
 
 import java.net.URI;
 
-import io.gosched.api.error.ApiProblem;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
@@ -64,22 +65,10 @@ class JobController {
     @Operation(summary = "List jobs, newest first; filter by state (queued, running, succeeded, failed, cancelled, timed_out)")
     @ApiResponse(responseCode = "200", description = "A page of jobs", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "state, page or size out of range (invalid-request)")
-    JobService.Page list(@RequestParam(required = false) String state, @RequestParam(defaultValue = "0") int page,
-            @RequestParam(defaultValue = "50") int size) {
-        JobState st = null;
-        if (state != null) {
-            st = JobState.of(state);
-            if (st == null) {
-                throw ApiProblem.invalid("/state", "must be one of queued, running, succeeded, failed, cancelled, timed_out");
-            }
-        }
-        if (page < 0 || page > 1_000_000) {
-            throw ApiProblem.invalid("/page", "must be between 0 and 1000000");
-        }
-        if (size < 1 || size > 500) {
-            throw ApiProblem.invalid("/size", "must be between 1 and 500");
-        }
-        return jobs.list(st, page, size);
+    JobService.Page list(@RequestParam(required = false) JobState state,
+            @RequestParam(defaultValue = "0") @Min(0) @Max(1_000_000) int page,
+            @RequestParam(defaultValue = "50") @Min(1) @Max(500) int size) {
+        return jobs.list(state, page, size);
     }
 
     @GetMapping("/{id}")

@@ -1,5 +1,6 @@
 package io.gosched.api.budget;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,14 +40,6 @@ class BudgetHttpTest {
 
     WebClient async() {
         return WebClient.create("http://127.0.0.1:" + port);
-    }
-
-    void await(java.util.function.BooleanSupplier condition, String what) {
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() < end).as(what).isTrue();
-            Thread.onSpinWait();
-        }
     }
 
     @Test
@@ -89,7 +82,7 @@ class BudgetHttpTest {
             waiting.add(async().post().uri("/api/v1/channels/calls/recv").contentType(MediaType.APPLICATION_JSON)
                     .bodyValue("{\"timeoutMs\":30000}").retrieve().bodyToMono(String.class).subscribe(s -> {}, e -> {}));
         }
-        await(() -> budget.channelCalls().open() == 2, "two receives pending");
+        Await.until("two receives pending", Duration.ofSeconds(10), () -> budget.channelCalls().open() == 2);
         assertThat(budget.memory().held(Retained.CHANNEL_CALLS)).isEqualTo(2 * ServiceBudget.CHANNEL_CALL_BYTES);
         http().post().uri("/api/v1/channels/calls/send").contentType(MediaType.APPLICATION_JSON).bodyValue("{\"value\":1}").exchange()
                 .expectStatus().isEqualTo(429)
@@ -99,13 +92,13 @@ class BudgetHttpTest {
                 .jsonPath("$.limit").isEqualTo("gosched.api.admission.max-pending-channel-calls")
                 .jsonPath("$.max").isEqualTo(2);
         waiting.forEach(Disposable::dispose);
-        await(() -> budget.channelCalls().open() == 0, "the hung-up receives end");
+        Await.until("the hung-up receives end", Duration.ofSeconds(10), () -> budget.channelCalls().open() == 0);
         http().post().uri("/api/v1/channels/calls/recv").contentType(MediaType.APPLICATION_JSON).bodyValue("{\"timeoutMs\":0}").exchange()
                 .expectStatus().isOk();
         // The call's place is given back in doFinally, which runs after the answer was written: the
         // client can read it a moment before the bytes come back.
-        await(() -> budget.memory().held(Retained.CHANNEL_CALLS) == 0 && budget.channelCalls().open() == 0,
-                "the last receive's call released");
+        Await.until("the last receive's call released", Duration.ofSeconds(10),
+                () -> budget.memory().held(Retained.CHANNEL_CALLS) == 0 && budget.channelCalls().open() == 0);
     }
 
     @Test
@@ -116,7 +109,7 @@ class BudgetHttpTest {
         String id = job.get("id").asString();
         Disposable open = async().get().uri("/api/v1/jobs/{id}/events", id).accept(MediaType.TEXT_EVENT_STREAM).retrieve()
                 .bodyToFlux(String.class).subscribe(s -> {}, e -> {});
-        await(() -> budget.streams().open() == 1, "one stream open");
+        Await.until("one stream open", Duration.ofSeconds(10), () -> budget.streams().open() == 1);
         http().get().uri("/api/v1/jobs/{id}/events", id).accept(MediaType.TEXT_EVENT_STREAM).exchange()
                 .expectStatus().isEqualTo(429)
                 .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
@@ -134,7 +127,7 @@ class BudgetHttpTest {
         assertThat(limits.at("/memory/heldBy/streams").asLong()).isEqualTo(ServiceBudget.STREAM_BYTES);
         assertThat(limits.at("/memory/heldBy/running_jobs").asLong()).isPositive();
         open.dispose();
-        await(() -> budget.streams().open() == 0, "the stream closed");
+        Await.until("the stream closed", Duration.ofSeconds(10), () -> budget.streams().open() == 0);
         http().delete().uri("/api/v1/jobs/{id}", id).exchange().expectStatus().is2xxSuccessful();
     }
 }

@@ -88,7 +88,18 @@ class GoroutineEndpointsTest {
             JsonNode p = http().get().uri("/api/v1/debug/goroutines?" + q).exchange().expectStatus().isEqualTo(422)
                     .expectBody(JsonNode.class).returnResult().getResponseBody();
             assertThat(p.get("type").asString()).as(q).isEqualTo("urn:gosched:problem:invalid-request");
+            String name = q.substring(0, q.indexOf('='));
+            assertThat(p.get("parameter").asString()).as(q).isEqualTo(name);
+            assertThat(p.get("errors").get(0).get("pointer").asString()).as(q).isEqualTo("/" + name);
         }
+        JsonNode limit = http().get().uri("/api/v1/debug/goroutines?limit=0").exchange().expectStatus().isEqualTo(422)
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(limit.get("min").asInt()).isEqualTo(1);
+        assertThat(limit.get("max").asInt()).isEqualTo(10_000);
+        JsonNode state = http().get().uri("/api/v1/debug/goroutines?state=sleeping").exchange().expectStatus().isEqualTo(422)
+                .expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(state.get("allowed").valueStream().map(JsonNode::asString).toList())
+                .containsExactly("running", "runnable", "waiting", "syscall");
         http().get().uri("/api/v1/jobs/no-such-job/goroutines").exchange().expectStatus().isNotFound();
     }
 

@@ -1,5 +1,6 @@
 package io.gosched.cluster.channel;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,6 +28,7 @@ import io.gosched.runtime.Chan;
 import io.gosched.runtime.Received;
 import io.nats.client.Message;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
@@ -35,7 +37,6 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
-import static io.gosched.cluster.TestNodes.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -107,6 +108,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     }
 
     @Test
+    // Up to 3 minutes of concurrent calls, then the drain: more than the 5-minute default allows for under load.
+    @Timeout(value = 10, unit = java.util.concurrent.TimeUnit.MINUTES)
     void everyValueIsReceivedExactlyOnceUnderManyConcurrentCallsThroughTwoNodes() {
         Node a = node("a");
         Node b = node("b");
@@ -214,7 +217,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         assertThat(Forwarded.reply(m.getData()).value().asText()).isEqualTo("v");
         assertThat(a.channels().lookup("buf").len()).isZero();
         // the caller "died" with the reply in hand: no confirm comes
-        assertThat(eventually(Duration.ofSeconds(15), () -> a.channels().lookup("buf").len() == 1)).as("put back").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> a.channels().lookup("buf").len() == 1)).as("put back").isTrue();
         assertThat(a.directory().valuesPutBack()).isEqualTo(1);
     }
 
@@ -253,7 +256,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node again = node("a"); // same id, new incarnation
         assertThatThrownBy(() -> b.directory().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
                 .isInstanceOf(ChannelException.class).satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.LOST));
-        assertThat(eventually(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
                 .as("the restarted node removed the entries of its previous life").isTrue();
         assertThat(again.directory().localIncarnation()).isNotEqualTo(old.incarnation());
     }
@@ -289,7 +292,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         make(a, "shared", 0);
         assertThatThrownBy(() -> b.directory().register("shared", 0, Instant.now())).isInstanceOf(ChannelException.class)
                 .satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.EXISTS));
-        assertThat(eventually(Duration.ofSeconds(5), () -> b.directory().list().size() == 1)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().list().size() == 1)).isTrue();
         assertThat(b.directory().unregister("shared")).as("only its home (or anyone once it is lost) removes it").isFalse();
         assertThat(a.directory().unregister("shared")).isTrue();
     }

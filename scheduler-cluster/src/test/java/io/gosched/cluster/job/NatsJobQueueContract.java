@@ -1,5 +1,6 @@
 package io.gosched.cluster.job;
 
+import io.gosched.testing.Await;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,7 +26,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.util.unit.DataSize;
 
-import static io.gosched.cluster.TestNodes.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -150,7 +150,7 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.a
         Thread.sleep(500);
         assertThat(lost).containsExactly("job-doomed/1/2");
         a.refreshStats();
-        assertThat(eventually(Duration.ofSeconds(5), () -> messages(a) == 0)).as("the dead ticket was deleted").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> messages(a) == 0)).as("the dead ticket was deleted").isTrue();
         assertThat(aMeters.get("gosched.jobs.lost").counter().count() + bMeters.get("gosched.jobs.lost").counter().count())
                 .as("counted once, by the node that handled it").isEqualTo(1.0);
     }
@@ -172,7 +172,7 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.a
         q.enqueue(ticket("job-ready", 2));
         q.withdraw(delayed);
         q.withdraw(ticket("job-ready", 2));
-        assertThat(eventually(Duration.ofSeconds(5), () -> messages(q) == 0)).as("both purged").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> messages(q) == 0)).as("both purged").isTrue();
         assertThat(q.pull(5, Duration.ofMillis(300))).isEmpty();
     }
 
@@ -195,13 +195,13 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.a
         NatsJobQueue q = queue("a");
         q.enqueue(ticket("job-before", 5));
         nats.kill();
-        assertThat(eventually(Duration.ofSeconds(10), () -> !nodesUp(q))).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> !nodesUp(q))).isTrue();
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> q.enqueue(ticket("job-during", 5))).isInstanceOf(BackendUnavailableException.class);
         assertThat(q.pull(1, Duration.ofMillis(300))).isEmpty();
         assertThat((System.nanoTime() - t0) / 1_000_000).as("fails fast, no hang").isLessThan(3000);
         nats.restart();
-        assertThat(eventually(Duration.ofSeconds(20), () -> nodesUp(q))).as("reconnected by itself").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(20), () -> nodesUp(q))).as("reconnected by itself").isTrue();
         q.enqueue(ticket("job-after", 5));
         Set<String> got = ConcurrentHashMap.newKeySet();
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();

@@ -1,5 +1,6 @@
 package io.gosched.cluster.job;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,7 +21,6 @@ import tools.jackson.databind.node.JsonNodeFactory;
 
 import org.springframework.util.unit.DataSize;
 
-import static io.gosched.cluster.TestNodes.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -73,7 +73,7 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.a
         for (int i = 0; i < 50; i++) {
             a.create(job("job-" + i));
         }
-        assertThat(eventually(Duration.ofSeconds(5), () -> b.list().size() == 50)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.list().size() == 50)).isTrue();
         assertThat(b.list()).allSatisfy(v -> assertThat(v.value().spec().request()).as("summaries carry no body").isNull());
         NatsJobStore late = store("c");
         assertThat(late.list()).as("a node started later loads the index before it serves").hasSize(50);
@@ -95,13 +95,13 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.a
                 s.replace(v.value().withStatus(fin), v.revision());
             }
         }
-        assertThat(eventually(Duration.ofSeconds(5), () -> s.list().size() == 6)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.list().size() == 6)).isTrue();
         assertThat(s.evict(3, t0.plusSeconds(-1))).as("keep the 3 newest finished").isEqualTo(2);
         assertThat(s.get("job-0")).isEmpty();
         assertThat(s.get("job-1")).isEmpty();
         assertThat(s.key("key-0")).as("the key lives exactly as long as its job").isEmpty();
         assertThat(s.get("job-2")).isPresent();
-        assertThat(eventually(Duration.ofSeconds(5), () -> s.list().size() == 4)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.list().size() == 4)).isTrue();
         assertThat(s.evict(100, t0.plusSeconds(4))).as("finished before t0+4s").isEqualTo(2);
         assertThat(s.get("job-4")).isPresent();
         assertThat(s.get("job-5")).as("never a job that is not finished").isPresent();
@@ -129,7 +129,7 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.a
         NatsJobStore s = store("a");
         s.create(job("job-1"));
         nats.kill();
-        assertThat(eventually(Duration.ofSeconds(10), () -> {
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> {
             try {
                 s.get("job-1");
                 return false;
@@ -139,7 +139,7 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.a
         })).isTrue();
         assertThatThrownBy(() -> s.create(job("job-2"))).isInstanceOf(BackendUnavailableException.class);
         nats.restart();
-        assertThat(eventually(Duration.ofSeconds(20), () -> {
+        assertThat(Await.holdsWithin(Duration.ofSeconds(20), () -> {
             try {
                 return s.get("job-1").isPresent();
             } catch (BackendUnavailableException e) {
@@ -147,7 +147,7 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.a
             }
         })).as("reconnected by itself, record intact").isTrue();
         s.create(job("job-3"));
-        assertThat(eventually(Duration.ofSeconds(10), () -> s.list().size() == 2)).as("the index feed resumed after the restart").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> s.list().size() == 2)).as("the index feed resumed after the restart").isTrue();
     }
 
     @Test

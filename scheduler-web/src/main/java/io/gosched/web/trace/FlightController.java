@@ -1,5 +1,6 @@
 package io.gosched.web.trace;
 
+import io.gosched.api.error.ApiProblem;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
@@ -8,11 +9,8 @@ import java.util.List;
 import java.util.Map;
 import org.springframework.http.ContentDisposition;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
@@ -29,8 +27,8 @@ import reactor.core.scheduler.Schedulers;
 @Tag(name = "trace")
 class FlightController {
 
-    static final URI OFF = URI.create("https://gosched.io/problems/flight-recorder-off");
-    static final URI NO_SNAPSHOT = URI.create("https://gosched.io/problems/flight-snapshot-not-found");
+    static final URI OFF = ApiProblem.type("flight-recorder-off");
+    static final URI NO_SNAPSHOT = ApiProblem.type("flight-snapshot-not-found");
 
     private final FlightRecorderService flight;
 
@@ -45,7 +43,7 @@ class FlightController {
     @ApiResponse(responseCode = "404", description = "The flight recorder is off (gosched.trace.flight.enabled=false)")
     Mono<ResponseEntity<Map<String, Object>>> flight() {
         return Mono.fromCallable(() -> {
-            var s = flight.snapshot().orElseThrow(Off::new);
+            var s = flight.snapshot().orElseThrow(FlightController::off);
             return attachment(FlightRecorderService.perfetto(s, flight.properties().window(), null), "gosched-flight.json");
         }).subscribeOn(Schedulers.boundedElastic());
     }
@@ -55,7 +53,7 @@ class FlightController {
     @ApiResponse(responseCode = "404", description = "The flight recorder is off (gosched.trace.flight.enabled=false)")
     Map<String, Object> snapshots() {
         if (!flight.enabled()) {
-            throw new Off();
+            throw off();
         }
         List<Map<String, Object>> list = flight.kept().stream().map(k -> Map.<String, Object>of(
                 "id", k.id(), "reason", k.reason(), "detail", k.detail(), "takenAt", k.takenAt().toString(),
@@ -71,15 +69,15 @@ class FlightController {
     Mono<ResponseEntity<Map<String, Object>>> snapshot(@PathVariable String id) {
         return Mono.fromCallable(() -> {
             if (!flight.enabled()) {
-                throw new Off();
+                throw off();
             }
             long n;
             try {
                 n = Long.parseLong(id.strip());
             } catch (NumberFormatException e) {
-                throw new NoSnapshot(id);
+                throw noSnapshot(id);
             }
-            var k = flight.kept(n).orElseThrow(() -> new NoSnapshot(id));
+            var k = flight.kept(n).orElseThrow(() -> noSnapshot(id));
             return attachment(FlightRecorderService.perfetto(k.snapshot(), flight.properties().window(), k),
                     "gosched-flight-" + k.id() + ".json");
         }).subscribeOn(Schedulers.boundedElastic());
@@ -91,32 +89,14 @@ class FlightController {
                 .body(body);
     }
 
-    @ExceptionHandler(Off.class)
-    ResponseEntity<ProblemDetail> off(Off e) {
-        return problem(OFF, "Flight recorder off", e.getMessage());
+    private static ApiProblem off() {
+        return ApiProblem.notFound("flight-recorder-off", "Flight recorder off",
+                "the flight recorder is off: set gosched.trace.flight.enabled=true");
     }
 
-    @ExceptionHandler(NoSnapshot.class)
-    ResponseEntity<ProblemDetail> noSnapshot(NoSnapshot e) {
-        return problem(NO_SNAPSHOT, "No such flight-recorder snapshot", e.getMessage());
-    }
-
-    private static ResponseEntity<ProblemDetail> problem(URI type, String title, String detail) {
-        ProblemDetail pd = ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, detail);
-        pd.setType(type);
-        pd.setTitle(title);
-        return ResponseEntity.status(HttpStatus.NOT_FOUND).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(pd);
-    }
-
-    static final class Off extends RuntimeException {
-        Off() {
-            super("the flight recorder is off: set gosched.trace.flight.enabled=true");
-        }
-    }
-
-    static final class NoSnapshot extends RuntimeException {
-        NoSnapshot(String id) {
-            super("no kept flight-recorder snapshot '" + id + "' (kept ones: GET /api/v1/trace/flight/snapshots)");
-        }
+    private static ApiProblem noSnapshot(String id) {
+        return ApiProblem.notFound("flight-snapshot-not-found", "No such flight-recorder snapshot",
+                "no kept flight-recorder snapshot '" + id + "' (kept ones: GET /api/v1/trace/flight/snapshots)")
+                .with("snapshot", id);
     }
 }

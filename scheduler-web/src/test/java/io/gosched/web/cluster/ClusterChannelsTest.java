@@ -2,6 +2,7 @@ package io.gosched.web.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gosched.testing.Await;
 import io.gosched.cluster.testing.NatsServer;
 import java.io.IOException;
 import java.net.URI;
@@ -314,20 +315,8 @@ class ClusterChannelsTest {
         assertThat(call(c, "GET", "/api/v1/channels/doomed", null).status()).isEqualTo(404);
         assertThat(create(c, "doomed", 0).status()).as("and its name made again").isEqualTo(201);
     }
-
+    /** Await.untilPasses over a condition whose calls may themselves fail an assertion while the node recovers. */
     static void await(String what, Supplier<Boolean> condition) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        AssertionError last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                if (condition.get()) {
-                    return;
-                }
-            } catch (AssertionError e) {
-                last = e;
-            }
-            ServiceNode.sleep(200);
-        }
-        throw new AssertionError("not within 60 s: " + what, last);
+        Await.untilPasses(what, Duration.ofSeconds(60), () -> assertThat(condition.get()).as(what).isTrue());
     }
 }

@@ -2,6 +2,7 @@ package io.gosched.web.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gosched.testing.Await;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import java.time.Duration;
@@ -10,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -88,10 +88,10 @@ class FlightControllerTest {
                         "steps", List.of(Map.of("op", "close", "channel", "c"), Map.of("op", "close", "channel", "c")))))
                 .exchange().expectStatus().isAccepted().expectBody(Map.class).returnResult().getResponseBody();
         assertThat(job.get("id")).isNotNull();
-        List<JsonNode> kept = await(() -> {
+        List<JsonNode> kept = Await.value("a job-failed snapshot", Duration.ofSeconds(30), () -> {
             List<JsonNode> k = keptFor(FlightRecorderService.JOB_FAILED);
             return k.size() > before ? k : null;
-        }, "a job-failed snapshot");
+        });
         long id = kept.getFirst().path("id").asLong();
         JsonNode trace = JSON.readTree(big().get().uri("/api/v1/trace/flight/snapshots/" + id).exchange()
                 .expectStatus().isOk().expectBody().returnResult().getResponseBody());
@@ -112,19 +112,5 @@ class FlightControllerTest {
         JsonNode list = JSON.readTree(client.get().uri("/api/v1/trace/flight/snapshots").exchange()
                 .expectStatus().isOk().expectBody().returnResult().getResponseBody());
         return list.path("snapshots").valueStream().filter(s -> s.path("reason").asString().equals(reason)).toList();
-    }
-
-    static <T> T await(Supplier<T> probe, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        for (;;) {
-            T v = probe.get();
-            if (v != null) {
-                return v;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
     }
 }

@@ -2,6 +2,7 @@ package io.gosched.web.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gosched.testing.Await;
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.budget.MemoryBudget;
 import io.gosched.api.budget.Retained;
@@ -87,13 +88,13 @@ class FlightRecorderServiceTest {
                 Thread.sleep(200);
                 assertThat(s.kept()).isEmpty();
                 metrics.jobFinished("failed", Duration.ZERO);
-                FlightControllerTest.await(() -> s.kept().isEmpty() ? null : s.kept(), "the snapshot");
+                Await.value("the snapshot", Duration.ofSeconds(30), () -> s.kept().isEmpty() ? null : s.kept());
                 assertThat(s.kept().getFirst().reason()).isEqualTo(FlightRecorderService.JOB_FAILED);
                 churn(rt); // events in the window, so the snapshots below hold some
                 for (int i = 0; i < 5; i++) {
                     metrics.jobFinished("failed", Duration.ZERO);
                 }
-                FlightControllerTest.await(() -> s.kept().size() == 2 && s.kept().getFirst().id() == 6 ? s.kept() : null, "keep=2");
+                Await.until("keep=2", Duration.ofSeconds(30), () -> s.kept().size() == 2 && s.kept().getFirst().id() == 6);
                 // The two kept are charged to the budget, the four evicted given back.
                 assertThat(budget.held(Retained.FLIGHT_SNAPSHOTS)).isPositive()
                         .isEqualTo(s.kept().stream().mapToLong(k -> FlightRecorderService.bytes(k.snapshot())).sum());
@@ -114,7 +115,7 @@ class FlightRecorderServiceTest {
             try {
                 churn(rt); // events in the window: the snapshot needs more than the 1,000 bytes
                 metrics.jobFinished("failed", Duration.ZERO);
-                FlightControllerTest.await(() -> s.refusedByBudget() == 1 ? 1L : null, "the refusal");
+                Await.until("the refusal", Duration.ofSeconds(30), () -> s.refusedByBudget() == 1);
                 assertThat(s.kept()).isEmpty();
                 assertThat(budget.used()).isZero();
             } finally {
@@ -128,7 +129,8 @@ class FlightRecorderServiceTest {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
             FlightRecorderService s = new FlightRecorderService(props(false, null, Duration.ZERO), rt, new ApiMetrics(null), budget(1L << 40));
             assertThat(s.snapshot()).isEmpty();
-            WebTestClient c = WebTestClient.bindToController(new FlightController(s)).build();
+            WebTestClient c = WebTestClient.bindToController(new FlightController(s))
+                    .controllerAdvice(new io.gosched.api.error.ApiExceptionHandler()).build();
             for (String path : new String[] {"/api/v1/trace/flight", "/api/v1/trace/flight/snapshots", "/api/v1/trace/flight/snapshots/1"}) {
                 c.get().uri(path).exchange().expectStatus().isNotFound().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                         .expectBody().jsonPath("$.type").isEqualTo(FlightController.OFF.toString());

@@ -2,6 +2,7 @@ package io.gosched.web.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gosched.testing.Await;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.Trace;
@@ -11,7 +12,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -51,7 +51,7 @@ class TraceControllerTest {
 
     @AfterEach
     void noRecordingLeftBehind() {
-        await(() -> !Trace.isRecording(), "the recording to stop");
+        Await.until("the recording to stop", Duration.ofSeconds(10), () -> !Trace.isRecording());
     }
 
     @Test
@@ -63,7 +63,7 @@ class TraceControllerTest {
                         .expectStatus().isOk()
                         .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
                         .expectBody().returnResult());
-        await(Trace::isRecording, "the recording to start");
+        Await.until("the recording to start", Duration.ofSeconds(10), Trace::isRecording);
 
         // One goroutine spawns every worker: they queue on its P (runnext, then its ring), so the
         // other Ps can only get work by stealing it. Rounds until the recording ends.
@@ -119,14 +119,16 @@ class TraceControllerTest {
     }
 
     @Test
-    void badSecondsAre400ProblemsNamingTheParameter() {
-        for (String bad : List.of("0", "31", "-1", "abc", "1.5", "")) {
+    void secondsOutOfRangeAre422ProblemsNamingTheParameterAndItsBounds() {
+        for (String bad : List.of("0", "31", "-1")) {
             client.get().uri("/api/v1/trace?seconds={s}", bad).exchange()
-                    .expectStatus().isBadRequest()
+                    .expectStatus().isEqualTo(422)
                     .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody()
-                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:invalid-request")
+                    .jsonPath("$.status").isEqualTo(422)
                     .jsonPath("$.parameter").isEqualTo("seconds")
+                    .jsonPath("$.errors[0].pointer").isEqualTo("/seconds")
                     .jsonPath("$.min").isEqualTo(1)
                     .jsonPath("$.max").isEqualTo(30);
         }
@@ -134,14 +136,29 @@ class TraceControllerTest {
     }
 
     @Test
-    void badTimestampsAre400ProblemsNamingTheParameter() {
-        for (String bad : List.of("precise", "", "1")) {
-            client.get().uri("/api/v1/trace?seconds=1&timestamps={t}", bad).exchange()
+    void secondsThatAreNoIntegerAre400ProblemsNamingTheParameter() {
+        for (String bad : List.of("abc", "1.5")) {
+            client.get().uri("/api/v1/trace?seconds={s}", bad).exchange()
                     .expectStatus().isBadRequest()
                     .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody()
-                    .jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:malformed-request")
+                    .jsonPath("$.parameter").isEqualTo("seconds")
+                    .jsonPath("$.detail").value(d -> assertThat((String) d).contains("seconds", bad));
+        }
+        assertThat(Trace.isRecording()).isFalse();
+    }
+
+    @Test
+    void badTimestampsAre422ProblemsListingTheModes() {
+        for (String bad : List.of("precise", "1")) {
+            client.get().uri("/api/v1/trace?seconds=1&timestamps={t}", bad).exchange()
+                    .expectStatus().isEqualTo(422)
+                    .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
+                    .expectBody()
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:invalid-request")
                     .jsonPath("$.parameter").isEqualTo("timestamps")
+                    .jsonPath("$.errors[0].pointer").isEqualTo("/timestamps")
                     .jsonPath("$.allowed[0]").isEqualTo("interpolated")
                     .jsonPath("$.allowed[1]").isEqualTo("exact");
         }
@@ -156,7 +173,7 @@ class TraceControllerTest {
                             .codecs(c -> c.defaultCodecs().maxInMemorySize(256 << 20)).build()
                             .get().uri("/api/v1/trace?seconds=1&timestamps={t}", mode).exchange()
                             .expectStatus().isOk().expectBody().returnResult().getResponseBody());
-            await(Trace::isRecording, "the recording to start");
+            Await.until("the recording to start", Duration.ofSeconds(10), Trace::isRecording);
             // Creations and unparks inside runs: interpolated unless exact was asked for.
             while (!response.isDone() && Trace.isRecording()) {
                 CountDownLatch done = new CountDownLatch(100);
@@ -179,7 +196,7 @@ class TraceControllerTest {
             } else {
                 assertThat(creates).allMatch(e -> e.get("args").get("time").asString().equals("interpolated"));
             }
-            await(() -> !Trace.isRecording(), "the recording to stop");
+            Await.until("the recording to stop", Duration.ofSeconds(10), () -> !Trace.isRecording());
         }
     }
 
@@ -192,6 +209,7 @@ class TraceControllerTest {
                     .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody()
                     .jsonPath("$.status").isEqualTo(409)
+                    .jsonPath("$.type").isEqualTo("urn:gosched:problem:trace-busy")
                     .jsonPath("$.title").isEqualTo("Trace already recording");
         } finally {
             other.stop();
@@ -204,13 +222,13 @@ class TraceControllerTest {
         Disposable request = WebClient.create("http://127.0.0.1:" + port).get().uri("/api/v1/trace?seconds=30")
                 .retrieve().bodyToMono(String.class).subscribe(body -> { }, error -> { });
         try {
-            await(recorder::recording, "the recording to start");
+            Await.until("the recording to start", Duration.ofSeconds(10), recorder::recording);
             assertThat(Trace.isRecording()).isTrue();
         } finally {
             request.dispose();
         }
         // Well before the 30 s the request asked for.
-        await(() -> !Trace.isRecording() && !recorder.recording(), "the recording to stop after the hang-up");
+        Await.until("the recording to stop after the hang-up", Duration.ofSeconds(10), () -> !Trace.isRecording() && !recorder.recording());
     }
 
     private static void spin(int n) {
@@ -220,21 +238,6 @@ class TraceControllerTest {
         }
         if (x == 42) {
             throw new AssertionError("unreachable; keeps the loop alive");
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
         }
     }
 }

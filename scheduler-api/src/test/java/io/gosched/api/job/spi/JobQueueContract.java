@@ -1,5 +1,6 @@
 package io.gosched.api.job.spi;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,7 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
 
@@ -47,21 +47,6 @@ public interface JobQueueContract {
         return leases.stream().map(l -> l.ticket().jobId()).toList();
     }
 
-    static boolean eventually(Duration timeout, BooleanSupplier condition) {
-        long end = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() - end < 0) {
-            if (condition.getAsBoolean()) {
-                return true;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return condition.getAsBoolean();
-    }
 
     /** Pulls until one lease comes or {@code within} passed. */
     static List<JobLease> pullOne(JobQueue q, Duration within) throws InterruptedException {
@@ -185,10 +170,10 @@ public interface JobQueueContract {
         q.enqueue(ticket("job-1", 5));
         q.enqueue(ticket("job-2", 5));
         q.enqueue(JobTicket.first("job-3", 5, Instant.now().plusSeconds(3600)));
-        assertThat(eventually(Duration.ofSeconds(10), () -> q.depth() == 3)).as("three waiting, one of them delayed").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> q.depth() == 3)).as("three waiting, one of them delayed").isTrue();
         List<JobLease> got = pullOne(q, Duration.ofSeconds(5));
         assertThat(got).hasSize(1);
-        assertThat(eventually(Duration.ofSeconds(10), () -> q.depth() == 2)).as("a leased one does not wait").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> q.depth() == 2)).as("a leased one does not wait").isTrue();
         got.forEach(JobLease::complete);
     }
 
@@ -209,7 +194,7 @@ public interface JobQueueContract {
             l.forEach(JobLease::complete);
         }
         assertThat(got).containsExactly("job-kept");
-        assertThat(eventually(Duration.ofSeconds(10), () -> q.depth() == 0)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> q.depth() == 0)).isTrue();
     }
 
     @Test
@@ -283,7 +268,7 @@ public interface JobQueueContract {
         }
         Thread.sleep(300);
         assertThat(lost).containsExactly("job-doomed/1/" + maxDeliver());
-        assertThat(eventually(Duration.ofSeconds(10), () -> a.depth() == 0)).as("the lost ticket left the queue").isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> a.depth() == 0)).as("the lost ticket left the queue").isTrue();
     }
 
     @Test

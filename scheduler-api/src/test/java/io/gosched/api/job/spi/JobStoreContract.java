@@ -1,5 +1,6 @@
 package io.gosched.api.job.spi;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -16,7 +17,6 @@ import io.gosched.api.job.JobState;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
-import static io.gosched.api.job.spi.JobQueueContract.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -159,7 +159,7 @@ public interface JobStoreContract {
             Versioned<IdempotencyEntry> k = store("a").key("key-0").orElseThrow();
             assertThat(store("b").releaseKey("key-0", k.revision() + 1000)).as("a stale revision frees nothing").isFalse();
             assertThat(store("b").releaseKey("key-0", k.revision())).isTrue();
-            assertThat(eventually(Duration.ofSeconds(5), () -> store("a").key("key-0").isEmpty())).isTrue();
+            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> store("a").key("key-0").isEmpty())).isTrue();
             assertThat(store("a").claimKey("key-0", new IdempotencyEntry("job-new", "h2"))).as("free again").isEmpty();
         } finally {
             pool.shutdownNow();
@@ -185,7 +185,7 @@ public interface JobStoreContract {
         for (int i = 0; i < 5; i++) {
             s.create(job("job-" + i)).orElseThrow();
         }
-        assertThat(eventually(Duration.ofSeconds(5), () -> store("b").list().size() == 5)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> store("b").list().size() == 5)).isTrue();
         List<Versioned<JobRecord>> all = store("b").list();
         assertThat(all).extracting(v -> v.value().id()).containsExactlyInAnyOrder("job-0", "job-1", "job-2", "job-3", "job-4");
         assertThat(all).allSatisfy(v -> assertThat(v.value().spec().request()).as("no request bodies in the list").isNull());
@@ -198,7 +198,7 @@ public interface JobStoreContract {
         Versioned<JobRecord> v = a.create(job("job-1")).orElseThrow();
         List<String> seen = new CopyOnWriteArrayList<>();
         try (AutoCloseable w = b.watch("job-1", r -> seen.add(r == null ? "removed" : r.status().state().json() + "/" + r.status().attempt()))) {
-            assertThat(eventually(Duration.ofSeconds(5), () -> seen.size() == 1)).isTrue();
+            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 1)).isTrue();
             Instant now = Instant.now();
             JobRecord running = v.value().withStatus(v.value().status().claimed("a", now));
             Versioned<JobRecord> v2 = a.replace(running, v.revision()).orElseThrow();
@@ -209,7 +209,7 @@ public interface JobStoreContract {
             JobRecord done = again.withStatus(again.status().finished(JobState.SUCCEEDED, now, JobRecord.Counters.ZERO, null, null));
             Versioned<JobRecord> v5 = a.replace(done, v4.revision()).orElseThrow();
             a.remove("job-1", v5.revision());
-            assertThat(eventually(Duration.ofSeconds(5), () -> seen.size() == 6)).as("seen: %s", seen).isTrue();
+            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 6)).as("seen: %s", seen).isTrue();
         }
         assertThat(seen).containsExactly("queued/0", "running/1", "queued/1", "running/2", "succeeded/2", "removed");
     }
@@ -223,7 +223,7 @@ public interface JobStoreContract {
             Versioned<JobRecord> one = a.create(job("job-1")).orElseThrow();
             a.create(job("job-2")).orElseThrow();
             a.remove("job-1", one.revision());
-            assertThat(eventually(Duration.ofSeconds(5), () -> seen.size() == 3)).as("seen: %s", seen).isTrue();
+            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 3)).as("seen: %s", seen).isTrue();
         }
         assertThat(seen).containsExactlyInAnyOrder("job-1:queued", "job-2:queued", "job-1:removed");
         assertThat(seen.indexOf("job-1:queued")).isLessThan(seen.indexOf("job-1:removed"));
@@ -239,7 +239,7 @@ public interface JobStoreContract {
             JobStore.Progress p1 = new JobStore.Progress("job-1", 1, new JobRecord.Counters(3, 2, 1, 9), 4);
             JobStore.Progress p2 = new JobStore.Progress("job-2", 2, new JobRecord.Counters(1, 0, 0, 1), 1);
             // best effort by promise: a watch that is still being set up may miss the first ones, so send until seen
-            assertThat(eventually(Duration.ofSeconds(10), () -> {
+            assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> {
                 runner.publishProgress(p1);
                 runner.publishProgress(p2);
                 return one.contains(p1) && all.contains(p1) && all.contains(p2);
@@ -264,7 +264,7 @@ public interface JobStoreContract {
             s.replace(done, v.revision()).orElseThrow();
         }
         s.create(job("job-queued")).orElseThrow();
-        assertThat(eventually(Duration.ofSeconds(5), () -> s.list().size() == 7
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.list().size() == 7
                 && s.list().stream().filter(v -> v.value().status().state().isFinal()).count() == 6)).isTrue();
         // keep at most 4 finished, and none finished before t0 + 15 s: jobs 0 and 1 go either way
         int removed = s.evict(4, t0.plusSeconds(15));
@@ -273,10 +273,10 @@ public interface JobStoreContract {
         assertThat(s.get("job-1")).isEmpty();
         assertThat(s.get("job-2")).isPresent();
         assertThat(s.get("job-queued")).as("only finished jobs are retained by count").isPresent();
-        assertThat(eventually(Duration.ofSeconds(5), () -> s.key("key-0").isEmpty() && s.key("key-1").isEmpty())).as("keys went with their jobs")
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.key("key-0").isEmpty() && s.key("key-1").isEmpty())).as("keys went with their jobs")
                 .isTrue();
         assertThat(s.key("key-2")).isPresent();
-        assertThat(eventually(Duration.ofSeconds(5), () -> s.list().size() == 5)).isTrue();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.list().size() == 5)).isTrue();
         assertThat(s.evict(2, t0)).as("then two more by count, oldest first").isEqualTo(2);
         assertThat(s.get("job-2")).isEmpty();
         assertThat(s.get("job-3")).isEmpty();
