@@ -39,7 +39,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 
@@ -94,8 +93,9 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     private volatile NatsKeyValueWatchSubscription indexFeed; // replaced on reconnection; guarded by this for writes
     private volatile boolean closed;
     private HomeServer server;
-    /** Completed when this node stops waiting for its forwarded operations: those still pending are withdrawn. */
-    private final Sinks.Empty<Void> withdrawAll = Sinks.empty();
+    /** This node's forwarded sends and recvs still without an outcome: request id -> its withdrawal. */
+    private final Map<String, Runnable> withdrawals = new ConcurrentHashMap<>();
+    private volatile boolean withdrawing;
     /** Forwarded sends and recvs of this node's callers that have no outcome yet; its monitor is what waits for zero. */
     private final AtomicInteger forwardedInFlight = new AtomicInteger();
 
@@ -461,16 +461,22 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     }
 
     /**
-     * A send or recv that ends with the home's answer to the operation or, once this node stops
-     * waiting ({@link #withdrawForwarded()}), with its answer to the withdrawal: whichever comes
-     * first, and both are the operation's true outcome.
+     * A send or recv, registered with its withdrawal while it waits: {@link #withdrawForwarded()}
+     * tells its home to withdraw it, and the home answers the operation's own pending request
+     * (every request of an id is answered when it settles), so the call ends with its true outcome
+     * through the same reply path, never with a guess on this side.
      */
     private Mono<Forwarded.Reply> withdrawable(ChannelHome home, Forwarded.Request req, Duration timeout) {
-        Mono<Forwarded.Reply> withdrawn = withdrawAll.asMono().then(Mono.defer(() -> attempt(home,
-                Forwarded.encode(req.withOp(Forwarded.WITHDRAW)), margin, RETRIES, System.nanoTime() + margin.toNanos())));
-        return Mono.firstWithSignal(call(home, req, timeout), withdrawn)
-                .doOnSubscribe(s -> forwardedInFlight.incrementAndGet())
+        return call(home, req, timeout)
+                .doOnSubscribe(s -> {
+                    forwardedInFlight.incrementAndGet();
+                    withdrawals.put(req.id(), () -> tell(home, req.withOp(Forwarded.WITHDRAW)));
+                    if (withdrawing) {
+                        withdrawals.remove(req.id()).run(); // started after the withdrawal began: withdrawn at once
+                    }
+                })
                 .doFinally(s -> {
+                    withdrawals.remove(req.id());
                     if (forwardedInFlight.decrementAndGet() == 0) {
                         synchronized (forwardedInFlight) {
                             forwardedInFlight.notifyAll();
@@ -490,7 +496,13 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
      * shutdown; idempotent.
      */
     public void withdrawForwarded() {
-        withdrawAll.tryEmitEmpty();
+        withdrawing = true;
+        for (String id : List.copyOf(withdrawals.keySet())) {
+            Runnable w = withdrawals.remove(id);
+            if (w != null) {
+                w.run();
+            }
+        }
     }
 
     /** Waits until no forwarded send or recv of this node is pending, or {@code within} passed; true if none is. */
