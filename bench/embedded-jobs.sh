@@ -40,7 +40,7 @@ trap 'rm -rf "$work"' EXIT
 harness=scheduler-api/src/test/java/io/gosched/api/job/EmbeddedJobsHarness.java
 build() { # $1: the tree, $2: where its dependency classpath goes
   (cd "$1" && ./mvnw -o -B -ntp -q test-compile dependency:build-classpath -pl scheduler-api -am \
-      -Dmdep.outputFile="$2" -Dmdep.includeScope=test >/dev/null)
+      -Dmdep.outputFile="$2" -Dmdep.includeScope=test >"$2.log" 2>&1) || { cat "$2.log" >&2; echo "build of $1 failed" >&2; exit 1; }
   echo "$1/scheduler-api/target/test-classes:$1/scheduler-api/target/classes:$1/scheduler-core/target/classes:$(tr ':' '\n' < "$2" | grep -v '/target/' | paste -sd:)"
 }
 
