@@ -50,16 +50,27 @@ public final class EmbeddedJobsHarness {
         int queued = Integer.getInteger("queued", 50_000);
         int runs = Integer.getInteger("runs", 100_000);
         int rounds = Integer.getInteger("rounds", 5);
+        // -Djobs=one-step,eight-step and -Dmeasure=heap,flood,paced pick what runs (default: all)
+        List<String> jobs = List.of(System.getProperty("jobs", "one-step,eight-step").split(","));
+        List<String> measure = List.of(System.getProperty("measure", "heap,flood,paced").split(","));
         for (String body : List.of(SMALL, STEPS)) {
             String label = body == SMALL ? "one-step" : "eight-step";
-            double[] perJob = new double[rounds];
-            for (int r = 0; r < rounds; r++) {
-                perJob[r] = bytesPerQueuedJob(json(body), queued);
+            if (!jobs.contains(label)) {
+                continue;
             }
-            System.out.printf("%-10s heap per queued job (bytes), %d jobs: median %.0f  all %s%n", label, queued, median(perJob),
-                    Arrays.toString(round(perJob)));
+            if (measure.contains("heap")) {
+                double[] perJob = new double[rounds];
+                for (int r = 0; r < rounds; r++) {
+                    perJob[r] = bytesPerQueuedJob(json(body), queued);
+                }
+                System.out.printf("%-10s heap per queued job (bytes), %d jobs: median %.0f  all %s%n", label, queued, median(perJob),
+                        Arrays.toString(round(perJob)));
+            }
             for (int queue : new int[] {runs + 10, 1000}) {
                 String how = queue > runs ? "flood" : "paced";
+                if (!measure.contains(how)) {
+                    continue;
+                }
                 double[] submits = new double[rounds];
                 double[] completes = new double[rounds];
                 for (int r = 0; r < rounds; r++) {
@@ -74,6 +85,15 @@ public final class EmbeddedJobsHarness {
             }
         }
         System.exit(0);
+    }
+
+    /**
+     * One throughput round ({@code job}: one-step or eight-step, {@code how}: flood or paced), for a
+     * driver that loads two builds in one JVM (a class loader each) and alternates their rounds,
+     * so that both see the same noise: {submissions/s, completions/s, CPU microseconds per job}.
+     */
+    public static double[] measureOnce(String job, String how, int runs) throws Exception {
+        return throughput(json(job.equals("one-step") ? SMALL : STEPS), runs, how.equals("flood") ? runs + 10 : 1000);
     }
 
     static JsonNode json(String s) {
@@ -140,7 +160,7 @@ public final class EmbeddedJobsHarness {
 
     /**
      * Submits {@code n} jobs as fast as admission takes them and waits until all finished:
-     * {submissions/s, completions/s}. A "flood" has room for all n in the queue; a "paced" run has
+     * {submissions/s, completions/s, CPU microseconds per job}. A "flood" has room for all n in the queue; a "paced" run has
      * {@code queue} places and backs off a millisecond on each 429, as a client honouring
      * Retry-After would (a spinning loop would take a core from the engine).
      */
@@ -148,6 +168,7 @@ public final class EmbeddedJobsHarness {
         try (Service s = service(Map.of("gosched.api.admission.max-queued-jobs", Integer.toString(queue),
                 "gosched.api.admission.max-running-jobs", "64", "gosched.api.retention.max-finished-jobs", "10000",
                 "gosched.api.limits.max-retained-bytes", Long.toString(1L << 30)))) {
+            long cpu0 = processCpuNanos();
             long t0 = System.nanoTime();
             int refused = 0;
             for (int i = 0; i < n; ) {
@@ -164,11 +185,17 @@ public final class EmbeddedJobsHarness {
                 Thread.sleep(1);
             }
             long t2 = System.nanoTime();
+            long cpu = processCpuNanos() - cpu0;
             if (refused < 0) {
                 throw new AssertionError();
             }
-            return new double[] {n / ((t1 - t0) / 1e9), n / ((t2 - t0) / 1e9)};
+            return new double[] {n / ((t1 - t0) / 1e9), n / ((t2 - t0) / 1e9), cpu / 1e3 / n};
         }
+    }
+
+    /** CPU time of the whole process (every thread, the GC's too): less at the mercy of other load than a rate. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     static double median(double[] xs) {

@@ -11,6 +11,9 @@ import tools.jackson.databind.json.JsonMapper;
  * <pre>
  * request  {"op", "id", "channel", "incarnation", "timeoutMs"?, "value"?, "after"?}
  *          op: send | recv | close | delete | describe | list   (answered)
+ *              withdraw                                           (answered: the caller's node shuts down; the send or
+ *                                                                  recv of that id is withdrawn if still running, and
+ *                                                                  the answer is its outcome, as to the first request)
  *              confirm | return | cancel                          (no answer: the caller got a recv's value / went away)
  *          list: the home's channels after the name "after", a page at a time ("channel" is "*")
  * reply    {"status": ok | not_found | closed | lost | busy | full | unknown, "sent"?, "received"?, "value"?, "ok"?,
@@ -31,6 +34,7 @@ final class Forwarded {
     static final String CONFIRM = "confirm";
     static final String RETURN = "return";
     static final String CANCEL = "cancel";
+    static final String WITHDRAW = "withdraw";
 
     static final String OK = "ok";
     static final String NOT_FOUND = "not_found";

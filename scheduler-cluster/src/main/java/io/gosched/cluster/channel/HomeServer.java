@@ -117,6 +117,25 @@ final class HomeServer implements AutoCloseable {
             }
         }
 
+        /**
+         * The caller stops waiting (its node shuts down) and wants the outcome now: a running
+         * send or recv is withdrawn if that still wins ({@code sent:false} / {@code received:false},
+         * reason "shutdown"); one that completed meanwhile answers what it did. Executed only by
+         * the dispatcher thread.
+         */
+        void withdraw(String replyTo) {
+            CompletableFuture<?> f;
+            synchronized (this) {
+                f = phase == Phase.RUNNING ? op : null;
+            }
+            answerTo(replyTo); // the answer goes to this request too, whatever settles the operation
+            if (f != null && f.cancel(false)) {
+                settle(Forwarded.SEND.equals(req.op()) ? Forwarded.Reply.of(new ChannelOutcome.Send(false, "shutdown"))
+                        : Forwarded.Reply.of(new ChannelOutcome.Recv(false, null, false, "shutdown")), null);
+            }
+            // cancel(false) lost: the operation completed, and its whenComplete settles and answers
+        }
+
         void confirm() {
             synchronized (this) {
                 if (phase == Phase.UNCONFIRMED) {
@@ -204,6 +223,14 @@ final class HomeServer implements AutoCloseable {
         switch (req.op()) {
             case Forwarded.CONFIRM -> withPending(req.id(), Pending::confirm);
             case Forwarded.RETURN, Forwarded.CANCEL -> withPending(req.id(), p -> p.abandon("returned"));
+            case Forwarded.WITHDRAW -> {
+                Pending p = outcomes.get(req.id());
+                if (p == null) {
+                    publish(m.getReplyTo(), Forwarded.Reply.status(Forwarded.UNKNOWN)); // never arrived, or long forgotten
+                } else {
+                    p.withdraw(m.getReplyTo());
+                }
+            }
             case Forwarded.DESCRIBE -> publish(m.getReplyTo(), describe(req));
             case Forwarded.LIST -> publish(m.getReplyTo(), list(req));
             case Forwarded.SEND, Forwarded.RECV, Forwarded.CLOSE, Forwarded.DELETE -> operate(req, m.getReplyTo());

@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.gosched.api.channel.spi.ChannelDirectory;
 import io.gosched.api.channel.spi.ChannelException;
@@ -62,6 +63,16 @@ import tools.jackson.databind.JsonNode;
  * A recv that got a value confirms it to the home once the value is emitted; one whose
  * subscriber cancelled first tells the home to put it back.
  *
+ * <h2>This node shutting down</h2>
+ * A forwarded send or recv waits on a channel that outlives this node, so graceful shutdown does
+ * not cut it off: it keeps waiting through the web server's drain ({@link ForwardedCallsDrain}).
+ * Those still waiting when the drain is about to end are {@linkplain #withdrawForwarded()
+ * withdrawn} at their homes with the request id: the home cancels the operation if that still
+ * wins and answers {@code sent:false} / {@code received:false} (reason "shutdown"), else it
+ * answers what the operation did (a value taken is confirmed as usual). So every such call gets
+ * its true outcome while the server can still write it, and a value answered not sent is never
+ * delivered. The connection closes only after that ({@link #close()} waits for it and flushes).
+ *
  * <p>Thread-safe. The forwarding methods block no thread; the registry methods block on one
  * KV round trip.
  */
@@ -82,6 +93,11 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     private volatile NatsKeyValueWatchSubscription indexFeed; // replaced on reconnection; guarded by this for writes
     private volatile boolean closed;
     private HomeServer server;
+    /** This node's forwarded sends and recvs still without an outcome: request id -> its withdrawal. */
+    private final Map<String, Runnable> withdrawals = new ConcurrentHashMap<>();
+    private volatile boolean withdrawing;
+    /** Forwarded sends and recvs of this node's callers that have no outcome yet; its monitor is what waits for zero. */
+    private final AtomicInteger forwardedInFlight = new AtomicInteger();
 
     private NatsChannelDirectory(ClusterConnection conn, ClusterNodes nodes) throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
@@ -333,7 +349,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     public Mono<ChannelOutcome.Send> send(ChannelHome home, JsonNode value, Duration timeout) {
         Forwarded.Request req = Forwarded.Request.to(home, Forwarded.SEND, timeout.toMillis(), value);
         AtomicBoolean answered = new AtomicBoolean();
-        return call(home, req, timeout)
+        return withdrawable(home, req, timeout)
                 .map(r -> {
                     check(home, r);
                     return r.send();
@@ -351,7 +367,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     public Mono<ChannelOutcome.Recv> recv(ChannelHome home, Duration timeout) {
         Forwarded.Request req = Forwarded.Request.to(home, Forwarded.RECV, timeout.toMillis(), null);
         AtomicBoolean answered = new AtomicBoolean();
-        return call(home, req, timeout)
+        return withdrawable(home, req, timeout)
                 .map(r -> {
                     check(home, r);
                     return r.recv();
@@ -444,6 +460,66 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
                 + home.node() + " is gone, and the channel with it");
     }
 
+    /**
+     * A send or recv, registered with its withdrawal while it waits: {@link #withdrawForwarded()}
+     * tells its home to withdraw it, and the home answers the operation's own pending request
+     * (every request of an id is answered when it settles), so the call ends with its true outcome
+     * through the same reply path, never with a guess on this side.
+     */
+    private Mono<Forwarded.Reply> withdrawable(ChannelHome home, Forwarded.Request req, Duration timeout) {
+        return call(home, req, timeout)
+                .doOnSubscribe(s -> {
+                    forwardedInFlight.incrementAndGet();
+                    withdrawals.put(req.id(), () -> tell(home, req.withOp(Forwarded.WITHDRAW)));
+                    if (withdrawing) {
+                        withdrawals.remove(req.id()).run(); // started after the withdrawal began: withdrawn at once
+                    }
+                })
+                .doFinally(s -> {
+                    withdrawals.remove(req.id());
+                    if (forwardedInFlight.decrementAndGet() == 0) {
+                        synchronized (forwardedInFlight) {
+                            forwardedInFlight.notifyAll();
+                        }
+                    }
+                });
+    }
+
+    /** Forwarded sends and recvs of this node still without an outcome. */
+    public int forwardedInFlight() {
+        return forwardedInFlight.get();
+    }
+
+    /**
+     * Stops waiting for this node's forwarded sends and recvs: each still pending is withdrawn at
+     * its home and answered with the outcome the home reports (see the class comment). For
+     * shutdown; idempotent.
+     */
+    public void withdrawForwarded() {
+        withdrawing = true;
+        for (String id : List.copyOf(withdrawals.keySet())) {
+            Runnable w = withdrawals.remove(id);
+            if (w != null) {
+                w.run();
+            }
+        }
+    }
+
+    /** Waits until no forwarded send or recv of this node is pending, or {@code within} passed; true if none is. */
+    public boolean awaitForwarded(Duration within) throws InterruptedException {
+        long end = System.nanoTime() + within.toNanos();
+        synchronized (forwardedInFlight) {
+            while (forwardedInFlight.get() > 0) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(forwardedInFlight, left);
+            }
+        }
+        return true;
+    }
+
     /** One operation with its retries; see the class comment. */
     private Mono<Forwarded.Reply> call(ChannelHome home, Forwarded.Request req, Duration opTimeout) {
         byte[] body = Forwarded.encode(req);
@@ -518,9 +594,28 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
         return server == null ? 0 : server.valuesPutBack();
     }
 
+    /**
+     * Withdraws this node's forwarded operations still pending (the drain normally did it
+     * already), waits for their outcomes and pushes out the confirmations of values they got, so
+     * that the connection closes with nothing of them left in its buffer; then stops serving this
+     * node's own channels (their callers get "shutdown").
+     */
     @Override
     public synchronized void close() {
         closed = true;
+        withdrawForwarded();
+        try {
+            if (!awaitForwarded(margin.multipliedBy(2))) {
+                log.warn("cluster mode: " + forwardedInFlight() + " forwarded channel operations got no outcome before NATS closes");
+            }
+            if (conn.isUp()) {
+                conn.nats().flush(margin);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (TimeoutException | RuntimeException e) {
+            log.debug("flush before close failed", e);
+        }
         if (server != null) {
             server.close();
         }

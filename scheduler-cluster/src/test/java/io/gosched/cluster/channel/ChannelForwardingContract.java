@@ -207,6 +207,47 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     }
 
     @Test
+    void aCallerThatStopsWaitingWithdrawsItsPendingOperationsAndGetsTheirTrueOutcome() throws Exception {
+        Node a = node("a");
+        Node b = node("b");
+        ChannelHome sendHome = make(a, "leaving-send", 0);
+        ChannelHome recvHome = make(a, "leaving-recv", 0);
+        var send = b.directory().send(sendHome, F.textNode("never"), Duration.ofSeconds(20)).toFuture();
+        var recv = b.directory().recv(recvHome, Duration.ofSeconds(20)).toFuture();
+        assertThat(eventually(Duration.ofSeconds(10), () -> a.directory().pendingAtHome() == 2)).as("both wait at the home").isTrue();
+        assertThat(b.directory().forwardedInFlight()).isEqualTo(2);
+
+        b.directory().withdrawForwarded(); // what the drain does when it is about to end
+        ChannelOutcome.Send s = send.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        ChannelOutcome.Recv r = recv.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(s.sent()).isFalse();
+        assertThat(s.reason()).isEqualTo("shutdown");
+        assertThat(r.received()).isFalse();
+        assertThat(r.reason()).isEqualTo("shutdown");
+        assertThat(b.directory().awaitForwarded(Duration.ofSeconds(5))).isTrue();
+        // withdrawn at the home: the value answered not sent is not there, the receiver takes nothing
+        assertThat(a.channels().lookup("leaving-send").tryRecv()).isNull();
+        assertThat(a.channels().send("leaving-recv", F.numberNode(1), Duration.ofMillis(200)).block(Duration.ofSeconds(5)).sent()).isFalse();
+
+        // an operation that completed before its withdrawal arrived is answered with what it did, not "shutdown"
+        ChannelHome buf = make(a, "leaving-buf", 1);
+        ClusterConnection raw = nodes.connect("raw");
+        String subject = ClusterLayout.channelSubject("a");
+        byte[] done = Forwarded.encode(new Forwarded.Request(Forwarded.SEND, "req-w", "leaving-buf", buf.incarnation(), 1000L,
+                F.textNode("in"), null));
+        assertThat(Forwarded.reply(raw.nats().request(subject, done, Duration.ofSeconds(5)).getData()).sent()).isTrue();
+        byte[] withdraw = Forwarded.encode(new Forwarded.Request(Forwarded.WITHDRAW, "req-w", "leaving-buf", buf.incarnation(), null,
+                null, null));
+        Forwarded.Reply late = Forwarded.reply(raw.nats().request(subject, withdraw, Duration.ofSeconds(5)).getData());
+        assertThat(late.sent()).as("%s", late).isTrue();
+        assertThat(a.channels().lookup("leaving-buf").len()).isEqualTo(1);
+        byte[] unknown = Forwarded.encode(new Forwarded.Request(Forwarded.WITHDRAW, "req-never", "leaving-buf", buf.incarnation(), null,
+                null, null));
+        assertThat(Forwarded.reply(raw.nats().request(subject, unknown, Duration.ofSeconds(5)).getData()).status())
+                .as("an id the home never saw: the outcome is unknown, never 'not sent'").isEqualTo(Forwarded.UNKNOWN);
+    }
+
+    @Test
     void aValueWhoseCallerNeverConfirmsGoesBackIntoTheChannel() throws Exception {
         Node a = node("a");
         ChannelHome home = make(a, "buf", 10);

@@ -125,6 +125,22 @@ public final class ServiceNode implements AutoCloseable {
         }
     }
 
+    /** SIGTERM, without waiting: the node starts its graceful shutdown; {@link #awaitExit} waits for its end. */
+    public void terminate() {
+        process.destroy();
+    }
+
+    /** Waits up to {@code within} for the process to end; its exit code, or empty if it still runs. */
+    public java.util.OptionalInt awaitExit(Duration within) {
+        try {
+            return process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS) ? java.util.OptionalInt.of(process.exitValue())
+                    : java.util.OptionalInt.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.OptionalInt.empty();
+        }
+    }
+
     /** SIGTERM and a graceful stop; SIGKILL if it does not end within 30 s. */
     @Override
     public void close() {

@@ -27,7 +27,7 @@ public record JobTicket(String jobId, long number, int priority, Instant notBefo
 
     public JobTicket {
         Objects.requireNonNull(jobId, "jobId");
-        if (!JOB_ID.matcher(jobId).matches()) {
+        if (!isToken(jobId)) {
             throw new IllegalArgumentException("job id must match " + JOB_ID + ": " + jobId);
         }
         if (number < 1) {
@@ -36,9 +36,28 @@ public record JobTicket(String jobId, long number, int priority, Instant notBefo
         if (priority < JobSpec.MIN_PRIORITY || priority > JobSpec.MAX_PRIORITY) {
             throw new IllegalArgumentException("priority must be between 0 and 9: " + priority);
         }
-        if (node != null && !NODE_ID.matcher(node).matches()) {
+        if (node != null && !isToken(node)) {
             throw new IllegalArgumentException("node id must match " + NODE_ID + ": " + node);
         }
+    }
+
+    /**
+     * True if {@code s} matches {@link #JOB_ID} (and {@link #NODE_ID}, the same pattern): checked
+     * by hand because every ticket checks its id, and a regex match cost as much as the rest of
+     * an embedded job's queueing.
+     */
+    public static boolean isToken(String s) {
+        int n = s.length();
+        if (n < 1 || n > 64) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The first ticket of a job, issued at submission. */
