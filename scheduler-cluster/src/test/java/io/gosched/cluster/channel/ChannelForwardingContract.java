@@ -214,7 +214,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         ChannelHome recvHome = make(a, "leaving-recv", 0);
         var send = b.directory().send(sendHome, F.textNode("never"), Duration.ofSeconds(20)).toFuture();
         var recv = b.directory().recv(recvHome, Duration.ofSeconds(20)).toFuture();
-        assertThat(eventually(Duration.ofSeconds(10), () -> a.directory().pendingAtHome() == 2)).as("both wait at the home").isTrue();
+        Await.until("both wait at the home", Duration.ofSeconds(10), () -> a.directory().pendingAtHome() == 2);
         assertThat(b.directory().forwardedInFlight()).isEqualTo(2);
 
         b.directory().withdrawForwarded(); // what the drain does when it is about to end
