@@ -3,10 +3,11 @@ package io.gosched.runtime;
 /**
  * A proven deadlock: every goroutine that could ever run again is blocked forever. Thrown by
  * {@code io.gosched.testing.Synctest.test} when every goroutine of its bubble is durably blocked
- * and no bubble timer is pending. The message is Go's text (for a bubble
- * {@code "deadlock: all goroutines in bubble are blocked"} or
- * {@code "deadlock: main bubble goroutine has exited but blocked goroutines remain"}), a blank
- * line, then the goroutine dump of the goroutines involved (state, wait reason, stack), as
+ * and no bubble timer is pending, and by {@link GoRuntime#run} when main and every other goroutine
+ * are asleep for ever, as the garbage collector proves (see Checkdead). The message is Go's text
+ * (for a bubble {@code "deadlock: all goroutines in bubble are blocked"} or
+ * {@code "deadlock: main bubble goroutine has exited but blocked goroutines remain"}; for run()
+ * {@code "all goroutines are asleep - deadlock!"}), a blank line, then the goroutine dump of the goroutines involved (state, wait reason, stack), as
  * {@link GoRuntime#dumpGoroutines()} writes it.
  *
  * Go: runtime/synctest.go (fatal "deadlock: ..."), runtime/proc.go checkdead

@@ -141,9 +141,15 @@ public final class GoRuntime implements AutoCloseable {
      *
      * <p>If main ends by {@link Go#goexit()}, run() does not return: as in Go, the other
      * goroutines go on, and once none is left run() throws an {@link IllegalStateException} with
-     * Go's message, "no goroutines (main called runtime.Goexit) - deadlock!". JVM departure: Go
-     * also reports a deadlock while goroutines are left but all of them are blocked forever; here
-     * run() then waits, as it does for a main that blocks forever.
+     * Go's message, "no goroutines (main called runtime.Goexit) - deadlock!".
+     *
+     * <p>When main and every other goroutine are blocked for ever, run() throws a {@link
+     * DeadlockException} with Go's message, "all goroutines are asleep - deadlock!", a blank line and
+     * the goroutine dump. JVM departure: Go counts its threads (checkdead); here a platform thread
+     * may still hold a channel a goroutine waits on, so "all parked" is no proof. The proof is the
+     * garbage collector's: the goroutines are unreachable (see {@link #leakedGoroutines()}), the
+     * runtime is idle, no timer, syscall or network wait is pending. While it waits on an idle
+     * runtime, sysmon requests a few collections to find out (see docs/debugging.md, "Deadlocks").
      */
     public <T> T run(Callable<T> main) throws Exception {
         java.util.Objects.requireNonNull(main, "main");
@@ -152,10 +158,13 @@ public final class GoRuntime implements AutoCloseable {
             return main.call();
         }
         CompletableFuture<T> result = new CompletableFuture<>();
+        Checkdead.Main waiting = new Checkdead.Main(result);
         sched.runs.add(result);
+        sched.checkdead.mains.add(waiting);
         try {
             throwIfPanicked(); // after the add: a panic racing this call fails result or is seen here
             go(() -> {
+                waiting.ref = Scheduler.getg().ref; // weakly: main's collection is the deadlock proof
                 try {
                     result.complete(main.call());
                 } catch (Go.Goexit exit) {
@@ -179,6 +188,7 @@ public final class GoRuntime implements AutoCloseable {
             }
             throw e;
         } finally {
+            sched.checkdead.mains.remove(waiting);
             sched.runs.remove(result);
         }
     }

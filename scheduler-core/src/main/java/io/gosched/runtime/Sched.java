@@ -118,6 +118,8 @@ final class Sched {
     final java.util.concurrent.CompletableFuture<GoroutinePanicException> panicked = new java.util.concurrent.CompletableFuture<>();
     /** The results of GoRuntime.run calls waiting from outside: a panic fails them all. */
     final java.util.Set<java.util.concurrent.CompletableFuture<?>> runs = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Those run calls' mains, for the deadlock proof sysmon makes (see Checkdead). */
+    final Checkdead checkdead = new Checkdead(this);
 
     // ---- netpoll (see Netpoll) ---------------------------------------------------------------------
     /** The poller; created with the runtime. */

@@ -118,6 +118,7 @@ final class Sysmon implements Runnable {
             long now = sched.config.nanoClock().getAsLong();
             idle = retake(now) > 0 ? 0 : idle + 1;
             SafePoint.lowerIfAnswered(sched, null);
+            sched.checkdead.tick(RuntimeTimer.nanotime()); // a few counter reads while a run() waits, else nothing
         }
         SafePoint.withdraw(sched);
     }
@@ -187,6 +188,11 @@ final class Sysmon implements Runnable {
         }
         if (!pp.spare && pp.lentSpare != null && !stillHogged(pp)) {
             sched.scheduler.returnSpare(pp);
+        }
+        if (s != P.RUNNING && pp.lentSpare == null) {
+            // The hog candidate stopped running: forget it. A G held here stays reachable, so one
+            // that parked for ever after a long turn would never be found leaked (or a deadlock).
+            pp.sysmonPreemptG = null;
         }
         if (s == P.SYSCALL) {
             long t = pp.syscalltick();
