@@ -26,10 +26,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Cost. A deadlocked JVM allocates nothing, so no collection would ever come by itself: while a
  * run() waits and the whole runtime has been idle (as above) across sysmon ticks, sysmon dumps the
- * goroutines and calls {@link System#gc()} 100 ms into the idle stretch, then 200, 400, ... ms
- * later, {@value #MAX_GCS} times at most (about 6.3 s), and not again until the runtime schedules
- * something. So a service whose main waits in run() pays up to {@value #MAX_GCS} explicit full
- * collections per idle stretch (a busy one none; nothing is added to park or ready). Turn it off with
+ * goroutines and calls {@link System#gc()}. The n-th such collection since the run() began waiting
+ * comes only once the runtime has been idle for 100 ms times 2^n in one stretch (at most
+ * 2^{@value #MAX_SHIFT} times, 51.2 s): the back-off is not reset by activity, so a program whose main
+ * waits in run() while platform threads feed it in bursts pays a handful of explicit collections
+ * in all, not one per quiet moment, and a long-idle one at most one per 51.2 s of idleness, while a
+ * deadlock that comes late is still found within that (a busy runtime pays nothing; nothing is
+ * added to park or ready). Turn it off with
  * {@code -Dgosched.checkdead=false}; with {@code -XX:+DisableExplicitGC} it finds a deadlock only
  * when some other allocation brings a collection. Without sysmon ({@code SchedulerConfig.sysmon})
  * there is no check.
@@ -41,10 +44,10 @@ final class Checkdead {
     /** Go's fatal error text. */
     static final String REASON = "all goroutines are asleep - deadlock!";
     static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("gosched.checkdead", "true"));
-    /** The first collection comes this long into an idle stretch; each next one twice as long after. */
+    /** The first collection comes this long into an idle stretch; each next one needs twice as long. */
     static final long FIRST_GC_DELAY_NANOS = 100_000_000;
-    /** Collections requested per idle stretch at most. */
-    static final int MAX_GCS = 6;
+    /** The idle time a collection needs stops doubling here: 100 ms << 9 = 51.2 s. */
+    static final int MAX_SHIFT = 9;
 
     /** One waiting run(): its result, and main's G, weakly (set once main runs). */
     static final class Main {
@@ -65,36 +68,45 @@ final class Checkdead {
     private long idleEpoch = -1;
     private long nextGcAt;
     private int gcs;
+    /** Every explicit collection requested; read by tests. */
+    private volatile int requested;
 
     Checkdead(Sched sched) {
         this.sched = sched;
+    }
+
+    /** Explicit collections requested since this runtime started (tests). */
+    int collectionsRequested() {
+        return requested;
     }
 
     /** One sysmon tick. Reads a few counters per P while a run() waits; nothing otherwise. */
     void tick(long now) {
         if (!ENABLED || mains.isEmpty()) {
             idleEpoch = -1;
+            gcs = 0;
             return;
         }
         long e = epochIfIdle();
         if (e < 0 || e != idleEpoch) {
-            // Busy, or something ran since the last tick: a new idle stretch starts (or none).
+            // Busy, or something ran since the last tick: a new idle stretch starts (or none). The
+            // back-off goes on from where it was (see "Cost").
             idleEpoch = e;
-            gcs = 0;
-            nextGcAt = now + FIRST_GC_DELAY_NANOS;
+            nextGcAt = now + (FIRST_GC_DELAY_NANOS << Math.min(gcs, MAX_SHIFT));
             return;
         }
-        if (gcs >= MAX_GCS || now - nextGcAt < 0 || !anyMainStarted()) {
+        if (now - nextGcAt < 0 || !anyMainStarted()) {
             return;
         }
         gcs++;
-        nextGcAt = now + (FIRST_GC_DELAY_NANOS << gcs);
+        nextGcAt = now + (FIRST_GC_DELAY_NANOS << Math.min(gcs, MAX_SHIFT));
         String dump;
         try {
             dump = sched.runtime.dumpGoroutines(); // before the collection: their stacks go with it
         } catch (RuntimeException dumpFailed) {
             dump = "(goroutine dump failed: " + dumpFailed + ")";
         }
+        requested++; // sysmon is the only writer
         System.gc();
         if (epochIfIdle() != e || !allAsleep()) {
             return;

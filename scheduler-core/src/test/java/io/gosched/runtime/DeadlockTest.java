@@ -167,6 +167,35 @@ class DeadlockTest {
     }
 
     /**
+     * Main is fed in bursts by a platform thread, with quiet stretches of 300 ms or more between
+     * them: the check's back-off goes on across stretches, so it asks for a handful of collections
+     * in all (100 ms, then 200 ms of quiet; 400 ms needs a longer stretch), not one or two per
+     * quiet stretch, which would be ten or more here.
+     */
+    @Test
+    void quietStretchesBetweenBurstsCostAHandfulOfCollectionsInAll() throws Exception {
+        try (GoRuntime rt = runtime()) {
+            Chan<Integer> feed = Chan.make();
+            Thread feeder = Thread.ofPlatform().start(() -> {
+                for (int i = 1; i <= 10; i++) {
+                    GoTesting.pause(300);
+                    feed.send(i);
+                }
+            });
+            int sum = rt.run(() -> {
+                int s = 0;
+                for (int i = 0; i < 10; i++) {
+                    s += feed.recv();
+                }
+                return s;
+            });
+            feeder.join();
+            assertEquals(55, sum);
+            assertThat(rt.sched().checkdead.collectionsRequested()).as("explicit collections over 10 quiet stretches").isBetween(1, 5);
+        }
+    }
+
+    /**
      * Main is asleep for ever, and a timer is pending (Go's checkdead: "there are timers" is no
      * deadlock yet): the deadlock is reported only after the timer fired.
      */
