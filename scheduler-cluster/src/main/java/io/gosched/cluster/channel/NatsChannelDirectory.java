@@ -366,24 +366,37 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     @Override
     public Mono<ChannelOutcome.Recv> recv(ChannelHome home, Duration timeout) {
         Forwarded.Request req = Forwarded.Request.to(home, Forwarded.RECV, timeout.toMillis(), null);
-        AtomicBoolean answered = new AtomicBoolean();
+        // Who ends the operation, decided once: the answer (the value is confirmed and handed on)
+        // or a cancel (the value, if the home took one, goes back). A cancel racing the answer
+        // (the subscriber's timer, a connection closing) must not both return a value and let it
+        // through: that value would be received twice.
+        AtomicBoolean decided = new AtomicBoolean();
         return withdrawable(home, req, timeout)
-                .map(r -> {
-                    check(home, r);
-                    return r.recv();
-                })
-                .doOnSuccess(r -> {
-                    answered.set(true);
-                    if (r != null && r.tookValue()) {
+                .<ChannelOutcome.Recv>handle((reply, sink) -> {
+                    if (!decided.compareAndSet(false, true)) {
+                        return; // cancelled first: the value went back, nothing is handed on
+                    }
+                    ChannelOutcome.Recv r;
+                    try {
+                        check(home, reply);
+                        r = reply.recv();
+                    } catch (RuntimeException e) {
+                        tell(home, req.withOp(Forwarded.RETURN)); // if the home did take a value, it goes back
+                        sink.error(e);
+                        return;
+                    }
+                    if (r.tookValue()) {
                         tell(home, req.withOp(Forwarded.CONFIRM));
                     }
+                    sink.next(r);
                 })
                 .doOnError(e -> {
-                    answered.set(true);
-                    tell(home, req.withOp(Forwarded.RETURN)); // if the home did take a value, it goes back
+                    if (decided.compareAndSet(false, true)) {
+                        tell(home, req.withOp(Forwarded.RETURN)); // if the home did take a value, it goes back
+                    }
                 })
                 .doOnCancel(() -> {
-                    if (!answered.get()) {
+                    if (decided.compareAndSet(false, true)) {
                         tell(home, req.withOp(Forwarded.RETURN));
                     }
                 });
