@@ -232,31 +232,27 @@ public final class InMemoryJobStore implements JobStore {
             // pass the summary it read (summary(id)) and lose nothing.
             written = new Entry(new JobRecord(id, cur.summary().spec(), next.status()), cur.request(), revisions.incrementAndGet(),
                     cur.requestCharge(), resultBytes(next.status()));
+            if (budget != null && cur.kind() != written.kind()) {
+                // Before the new state is visible, so that whoever sees a job finished finds its bytes
+                // under finished_jobs, not running_jobs. A move only shifts counters: it never runs
+                // the reclaimers, so it may happen under the stripe.
+                budget.move(cur.kind(), written.kind(), cur.charge());
+            }
             jobs.put(id, written);
             count(cur.summary().status().state(), next.status().state());
             notify(id, next);
         }
         // Outside the stripe: a forced charge may run the reclaimers, which remove other jobs.
-        Retained from = cur.kind();
         Retained to = written.kind();
         if (budget != null) {
-            if (from == to) {
-                long delta = written.charge() - cur.charge();
-                if (delta > 0) {
-                    budget.force(to, delta);
-                } else {
-                    budget.release(to, -delta);
-                }
+            long delta = written.charge() - cur.charge();
+            if (delta > 0) {
+                budget.force(to, delta); // already held by the job: never refused
             } else {
-                budget.move(from, to, cur.charge());
-                long delta = written.charge() - cur.charge();
-                if (delta > 0) {
-                    budget.force(to, delta); // already held by the job: never refused
-                } else {
-                    budget.release(to, -delta);
-                }
+                budget.release(to, -delta);
             }
         }
+        Retained from = cur.kind();
         if (to == Retained.FINISHED_JOBS && from != Retained.FINISHED_JOBS) {
             retire(written.summary(), written.revision());
         } else {
