@@ -52,8 +52,10 @@ import tools.jackson.databind.json.JsonMapper;
  * <h2>Order and atomicity</h2>
  * Every write is a compare-and-set on the record's revision (one counter for the whole store, so
  * revisions of a key only grow). Writes of one job and their notifications run under that job's
- * stripe lock, so watchers see a job's writes in revision order; budget calls are made outside it,
- * because a charge may run the budget's reclaimers, which remove other jobs. Watch callbacks run
+ * stripe lock, so watchers see a job's writes in revision order; charges and releases are made
+ * outside it, because a charge may run the budget's reclaimers, which remove other jobs. Only the
+ * move of a record's bytes to the kind of its new state is made inside, before the state is
+ * visible: a move shifts counters and never reclaims. Watch callbacks run
  * on the writing thread: keep them short, and never write to the store from one.
  */
 public final class InMemoryJobStore implements JobStore {
