@@ -5,6 +5,7 @@ import io.gosched.api.budget.ServiceBudget;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.ApplicationListener;
@@ -13,6 +14,8 @@ import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.stereotype.Component;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -34,6 +37,11 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>Shutdown: an open SSE response counts as an in-flight request, so graceful shutdown would wait
  * the whole {@code timeout-per-shutdown-phase} for it. A {@link ContextClosedEvent} is published
  * before the web server drains, so completing every stream there lets shutdown proceed at once.
+ *
+ * <p>Time: every tick, sample and keepalive runs on one Reactor {@link Scheduler} (Reactor's
+ * parallel one in the service), and a snapshot's timestamp is that scheduler's clock. A test hands
+ * in a virtual-time scheduler and moves the clock itself, so the intervals are asserted exactly
+ * and do not depend on the machine's load.
  */
 @Component
 public class TelemetryStream implements ApplicationListener<ContextClosedEvent> {
@@ -48,25 +56,29 @@ public class TelemetryStream implements ApplicationListener<ContextClosedEvent> 
     private final Flux<ServerSentEvent<String>> keepalive;
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final OpenLimit streams;
+    private final Scheduler timer;
 
     @Autowired
     public TelemetryStream(SchedStatsSource source, TelemetryProperties properties, JsonMapper json, ServiceBudget budget) {
-        this(source, properties, json, budget.streams());
+        this(source, properties, json, budget.streams(), Schedulers.parallel());
     }
 
-    TelemetryStream(SchedStatsSource source, TelemetryProperties properties, JsonMapper json, OpenLimit streams) {
+    TelemetryStream(SchedStatsSource source, TelemetryProperties properties, JsonMapper json, OpenLimit streams,
+            Scheduler timer) {
         this.properties = properties.stream();
         this.streams = streams;
+        this.timer = timer;
         AtomicLong seq = new AtomicLong();
-        this.hot = Flux.interval(Duration.ZERO, this.properties.minInterval())
+        this.hot = Flux.interval(Duration.ZERO, this.properties.minInterval(), timer)
                 .onBackpressureDrop()
                 .map(tick -> {
-                    TelemetrySnapshot s = TelemetrySnapshot.of(seq.incrementAndGet(), System.currentTimeMillis(), source.stats());
+                    TelemetrySnapshot s = TelemetrySnapshot.of(seq.incrementAndGet(), timer.now(TimeUnit.MILLISECONDS),
+                            source.stats());
                     return new Frame(s.seq(), json.writeValueAsString(s));
                 })
                 .replay(1)
                 .refCount();
-        this.keepalive = Flux.interval(this.properties.keepalive())
+        this.keepalive = Flux.interval(this.properties.keepalive(), timer)
                 .onBackpressureDrop()
                 .map(i -> ServerSentEvent.<String>builder().comment("keepalive").build())
                 .share();
@@ -78,7 +90,7 @@ public class TelemetryStream implements ApplicationListener<ContextClosedEvent> 
      * context close; refused (429) at subscription beyond the open-stream bound or the budget.
      */
     public Flux<ServerSentEvent<String>> events(Duration interval) {
-        Flux<Frame> sampled = paced.computeIfAbsent(interval, i -> hot.sample(i).publish().refCount());
+        Flux<Frame> sampled = paced.computeIfAbsent(interval, i -> hot.sample(Flux.interval(i, timer)).publish().refCount());
         return streams.guard(Flux.defer(() -> {
             AtomicLong last = new AtomicLong();
             Flux<ServerSentEvent<String>> snapshots = Flux.concat(hot.take(1), sampled)

@@ -9,15 +9,16 @@ import io.gosched.api.budget.Retained;
 import io.gosched.api.error.ApiProblem;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.http.codec.ServerSentEvent;
 import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
+import reactor.test.scheduler.VirtualTimeScheduler;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -25,13 +26,13 @@ class TelemetryStreamTest {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
-    static {
-        // Jackson introspects a type on its first write (a few hundred ms cold): not what the timings here are about.
-        JSON.writeValueAsString(TelemetrySnapshot.of(0, 0, FakeStats.of(2, 0)));
-    }
-
     private final AtomicLong base = new AtomicLong();
     private final MemoryBudget budget = new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ApiMetrics(null));
+    /**
+     * The stream's clock: nothing moves until a test advances it, so every interval below is
+     * asserted to the millisecond and no test waits on the wall clock or the machine's load.
+     */
+    private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
 
     private TelemetryStream stream(Duration keepalive) {
         return stream(keepalive, new OpenLimit("gosched.api.admission.max-open-streams", 100, "SSE streams", Retained.STREAMS,
@@ -42,37 +43,58 @@ class TelemetryStreamTest {
         var props = new TelemetryProperties(Duration.ZERO,
                 new TelemetryProperties.Stream(Duration.ofSeconds(1), Duration.ofMillis(20), Duration.ofSeconds(10), keepalive),
                 new TelemetryProperties.Trace(1024));
-        return new TelemetryStream(FakeStats.source(() -> FakeStats.of(2, base.incrementAndGet())), props, JSON, streams);
+        return new TelemetryStream(FakeStats.source(() -> FakeStats.of(2, base.incrementAndGet())), props, JSON, streams,
+                clock);
+    }
+
+    @AfterEach
+    void stopClock() {
+        clock.dispose();
     }
 
     private static JsonNode data(ServerSentEvent<String> e) {
         return JSON.readTree(e.data());
     }
 
+    private void advance(long millis) {
+        clock.advanceTimeBy(Duration.ofMillis(millis));
+    }
+
     @Test
     void firstSnapshotAtOnceThenOnePerInterval() {
         TelemetryStream s = stream(Duration.ofMinutes(1));
-        long start = System.nanoTime();
-        StepVerifier.create(s.events(Duration.ofMillis(200)).take(4))
-                .assertNext(e -> {
-                    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(150));
-                    assertThat(e.event()).isEqualTo("snapshot");
-                    assertThat(data(e).get("procs")).hasSize(2);
-                })
-                .expectNextCount(3)
-                .verifyComplete();
-        // 1 at once + 3 sampled at 200 ms: about 600 ms, far from the 20 ms tick
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofMillis(500));
+        List<ServerSentEvent<String>> got = new CopyOnWriteArrayList<>();
+        Disposable d = s.events(Duration.ofMillis(200)).filter(e -> e.data() != null).subscribe(got::add);
+        assertThat(got).as("a newcomer's first snapshot, before any interval passed").hasSize(1);
+        assertThat(got.get(0).event()).isEqualTo("snapshot");
+        assertThat(data(got.get(0)).get("procs")).hasSize(2);
+        advance(199);
+        assertThat(got).as("nothing more before the interval, though the 20 ms ticker ran 9 times").hasSize(1);
+        advance(1);
+        assertThat(got).hasSize(2);
+        advance(400);
+        assertThat(got).as("one per 200 ms").hasSize(4);
+        assertThat(data(got.get(3)).get("timeMillis").asLong())
+                .as("the latest snapshot at 600 ms, stamped by the stream's clock: at most one 20 ms tick old")
+                .isBetween(580L, 600L);
+        d.dispose();
     }
 
     @Test
     void keepaliveCommentsArriveBetweenSnapshots() {
         TelemetryStream s = stream(Duration.ofMillis(50));
-        StepVerifier.create(s.events(Duration.ofSeconds(5)).filter(e -> e.data() == null).take(2))
-                .assertNext(e -> assertThat(e.comment()).isEqualTo("keepalive"))
-                .assertNext(e -> assertThat(e.comment()).isEqualTo("keepalive"))
-                .expectComplete()
-                .verify(Duration.ofSeconds(2));
+        List<ServerSentEvent<String>> got = new CopyOnWriteArrayList<>();
+        Disposable d = s.events(Duration.ofSeconds(5)).subscribe(got::add);
+        advance(49);
+        assertThat(got).extracting(ServerSentEvent::comment).containsExactly((String) null);
+        advance(1);
+        assertThat(got).extracting(ServerSentEvent::comment).containsExactly(null, "keepalive");
+        advance(4_950);
+        assertThat(got.stream().filter(e -> e.data() == null))
+                .as("one comment per 50 ms until the next snapshot at 5 s").hasSize(100)
+                .allSatisfy(e -> assertThat(e.comment()).isEqualTo("keepalive"));
+        assertThat(got.stream().filter(e -> e.data() != null)).as("at once and at 5 s").hasSize(2);
+        d.dispose();
     }
 
     @Test
@@ -89,22 +111,32 @@ class TelemetryStreamTest {
     @Test
     void snapshotsCarrySequenceIdsThatIncrease() {
         TelemetryStream s = stream(Duration.ofMinutes(1));
-        var ids = s.events(Duration.ofMillis(100)).filter(e -> e.data() != null).take(3)
-                .map(ServerSentEvent::id).map(Long::parseLong).collectList().block(Duration.ofSeconds(3));
-        assertThat(ids).hasSize(3).isSorted().doesNotHaveDuplicates();
+        List<Long> ids = new CopyOnWriteArrayList<>();
+        Disposable d = s.events(Duration.ofMillis(100)).filter(e -> e.data() != null)
+                .map(ServerSentEvent::id).map(Long::parseLong).subscribe(ids::add);
+        advance(300);
+        d.dispose();
+        assertThat(ids).hasSize(4).isSorted().doesNotHaveDuplicates();
+        assertThat(ids.get(3) - ids.get(2)).as("100 ms of a 20 ms ticker between two samples").isEqualTo(5);
     }
 
     @Test
     void subscribersAtOneIntervalShareEachSnapshotsJson() {
         TelemetryStream s = stream(Duration.ofMinutes(1));
-        Flux<ServerSentEvent<String>> a = s.events(Duration.ofMillis(100)).filter(e -> e.data() != null);
-        Flux<ServerSentEvent<String>> b = s.events(Duration.ofMillis(100)).filter(e -> e.data() != null);
-        List<List<ServerSentEvent<String>>> both = Flux.zip(a.skip(1).take(4).collectList(), b.skip(1).take(4).collectList())
-                .map(t -> List.of(t.getT1(), t.getT2())).blockFirst(Duration.ofSeconds(5));
-        Map<String, String> first = new java.util.HashMap<>();
-        both.get(0).forEach(e -> first.put(e.id(), e.data()));
-        long shared = both.get(1).stream().filter(e -> first.get(e.id()) == e.data()).count();
-        assertThat(shared).as("snapshots both streams got, written once (the same String)").isGreaterThanOrEqualTo(3);
+        List<ServerSentEvent<String>> a = new CopyOnWriteArrayList<>();
+        List<ServerSentEvent<String>> b = new CopyOnWriteArrayList<>();
+        Disposable da = s.events(Duration.ofMillis(100)).filter(e -> e.data() != null).subscribe(a::add);
+        Disposable db = s.events(Duration.ofMillis(100)).filter(e -> e.data() != null).subscribe(b::add);
+        advance(400);
+        da.dispose();
+        db.dispose();
+        assertThat(a).hasSize(5);
+        assertThat(b).hasSize(5);
+        for (int i = 1; i < 5; i++) {
+            assertThat(b.get(i).id()).isEqualTo(a.get(i).id());
+            assertThat(b.get(i).data()).as("snapshot %s written once for both streams (the same String)", a.get(i).id())
+                    .isSameAs(a.get(i).data());
+        }
     }
 
     @Test
