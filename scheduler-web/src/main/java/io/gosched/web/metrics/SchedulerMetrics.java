@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -61,8 +62,11 @@ import reactor.core.scheduler.Schedulers;
  * <p>Counters are {@link FunctionCounter}s over the runtime's own monotonic totals, so they cost
  * nothing between scrapes. Every meter reads through {@link SchedStatsSource}, so one scrape reads
  * the runtime once. Tags are bounded: {@code state} and {@code kind} by fixed vocabularies,
- * {@code p} by GOMAXPROCS. Per-P meters follow {@code procresize}: a reconciler adds meters for new
- * Ps and removes those of Ps that went away, so the series set always equals the current Ps.
+ * {@code p} by GOMAXPROCS. Per-P meters follow {@code procresize}, so the series set always equals
+ * the current Ps: the per-P gauges are Micrometer {@link MultiGauge}s, whose rows are set to the
+ * live Ps once a second (a row of a P that went away is removed by Micrometer itself). Micrometer
+ * has no multi-counter, so the two per-P counters are {@link FunctionCounter}s kept in step with
+ * the same rows by that refresh.
  */
 @Component
 public class SchedulerMetrics implements MeterBinder, DisposableBean {
@@ -72,8 +76,8 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
     private final SchedStatsSource source;
     private final SchedLatencyCollector latencyCollector;
     private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
-    /** Per registry, the per-P meters by P id. Guarded by {@code this}. */
-    private final Map<MeterRegistry, Map<Integer, List<Meter>>> procMeters = new HashMap<>();
+    /** Per registry, its per-P meters. Guarded by {@code this}. */
+    private final Map<MeterRegistry, ProcMeters> procMeters = new HashMap<>();
     private final Disposable reconciler;
 
     /**
@@ -168,37 +172,50 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
         }
     }
 
+    /**
+     * The per-P meters of one registry: two gauges as multi-gauges over the live Ps, two counters
+     * by P id (Micrometer has no multi-counter).
+     */
+    private record ProcMeters(MultiGauge runqueue, MultiGauge timers, Map<Integer, List<Meter>> counters) {}
+
     private synchronized void reconcile(MeterRegistry registry, SchedStats stats) {
-        Map<Integer, List<Meter>> byP = procMeters.computeIfAbsent(registry, r -> new HashMap<>());
+        ProcMeters meters = procMeters.computeIfAbsent(registry, r -> new ProcMeters(
+                MultiGauge.builder("gosched.runqueue.local")
+                        .description("Goroutines in the local run queue of P p (runnext not counted)")
+                        .baseUnit("goroutines").register(r),
+                MultiGauge.builder("gosched.p.timers").description("Timers in the heap of P p").register(r),
+                new HashMap<>()));
+        List<MultiGauge.Row<?>> runqueue = new ArrayList<>();
+        List<MultiGauge.Row<?>> timers = new ArrayList<>();
         Set<Integer> live = new HashSet<>();
-        for (ProcStats p : stats.procs()) {
-            live.add(p.id());
+        for (ProcStats proc : stats.procs()) {
+            int p = proc.id();
+            live.add(p);
+            Tags tags = pTag(p);
+            runqueue.add(MultiGauge.Row.of(tags, source, src -> procValue(src.stats(), p, ProcStats::runqueue)));
+            timers.add(MultiGauge.Row.of(tags, source, src -> procValue(src.stats(), p, ProcStats::timers)));
         }
-        for (var it = byP.entrySet().iterator(); it.hasNext(); ) {
-            var e = it.next();
-            if (!live.contains(e.getKey())) {
-                e.getValue().forEach(registry::remove);
-                it.remove();
+        // overwrite=false: a row that stays keeps its gauge (it reads its P by id); rows absent now are removed
+        meters.runqueue().register(runqueue, false);
+        meters.timers().register(timers, false);
+        meters.counters().entrySet().removeIf(e -> {
+            if (live.contains(e.getKey())) {
+                return false;
             }
-        }
-        for (int id : live) {
-            byP.computeIfAbsent(id, p -> registerProc(registry, p));
+            e.getValue().forEach(registry::remove);
+            return true;
+        });
+        for (int p : live) {
+            meters.counters().computeIfAbsent(p, id -> List.of(
+                    FunctionCounter.builder("gosched.p.schedticks", source, src -> procValue(src.stats(), id, ProcStats::schedtick))
+                            .description("schedule() rounds on P p (schedtick)").tags(pTag(id)).register(registry),
+                    FunctionCounter.builder("gosched.p.syscallticks", source, src -> procValue(src.stats(), id, ProcStats::syscalltick))
+                            .description("Syscalls entered on P p (syscalltick)").tags(pTag(id)).register(registry)));
         }
     }
 
-    private List<Meter> registerProc(MeterRegistry registry, int p) {
-        Tags tags = Tags.of("p", Integer.toString(p));
-        List<Meter> meters = new ArrayList<>(4);
-        meters.add(Gauge.builder("gosched.runqueue.local", source, src -> procValue(src.stats(), p, ProcStats::runqueue))
-                .description("Goroutines in the local run queue of P p (runnext not counted)")
-                .baseUnit("goroutines").tags(tags).strongReference(true).register(registry));
-        meters.add(FunctionCounter.builder("gosched.p.schedticks", source, src -> procValue(src.stats(), p, ProcStats::schedtick))
-                .description("schedule() rounds on P p (schedtick)").tags(tags).register(registry));
-        meters.add(FunctionCounter.builder("gosched.p.syscallticks", source, src -> procValue(src.stats(), p, ProcStats::syscalltick))
-                .description("Syscalls entered on P p (syscalltick)").tags(tags).register(registry));
-        meters.add(Gauge.builder("gosched.p.timers", source, src -> procValue(src.stats(), p, ProcStats::timers))
-                .description("Timers in the heap of P p").tags(tags).strongReference(true).register(registry));
-        return meters;
+    private static Tags pTag(int p) {
+        return Tags.of("p", Integer.toString(p));
     }
 
     private static double procValue(SchedStats s, int p, ToDoubleFunction<ProcStats> f) {
@@ -207,7 +224,7 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
                 return f.applyAsDouble(proc);
             }
         }
-        return Double.NaN; // P went away between reconciles; the next reconcile removes the meter
+        return Double.NaN; // P went away between refreshes; the next one removes its meters
     }
 
     /**
