@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.testing.NatsServer;
-import io.gosched.web.GoschedApplication;
+import io.gosched.GoschedApplication;
 import io.gosched.web.Workload;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;

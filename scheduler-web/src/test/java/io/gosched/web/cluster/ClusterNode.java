@@ -1,6 +1,6 @@
 package io.gosched.web.cluster;
 
-import io.gosched.web.GoschedApplication;
+import io.gosched.GoschedApplication;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;

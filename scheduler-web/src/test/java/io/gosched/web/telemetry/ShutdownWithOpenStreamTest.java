@@ -2,7 +2,7 @@ package io.gosched.web.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.web.GoschedApplication;
+import io.gosched.GoschedApplication;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
