@@ -23,7 +23,6 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.format.FormatterRegistry;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
 
 /**
@@ -59,12 +58,7 @@ public class GoschedApiAutoConfiguration {
     /** Enum-typed request parameters by their lower-case wire names (see {@link WireEnums}). */
     @Bean
     public WebFluxConfigurer goschedWireEnums() {
-        return new WebFluxConfigurer() {
-            @Override
-            public void addFormatters(FormatterRegistry registry) {
-                registry.addConverterFactory(new WireEnums());
-            }
-        };
+        return new WireEnums.Formatters();
     }
 
     @Bean

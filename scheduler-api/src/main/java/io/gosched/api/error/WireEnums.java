@@ -6,6 +6,8 @@ import java.util.stream.Stream;
 
 import org.springframework.core.convert.converter.Converter;
 import org.springframework.core.convert.converter.ConverterFactory;
+import org.springframework.format.FormatterRegistry;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
 
 /**
  * Request parameters typed as enums: the wire name of a constant is its name in lower case
@@ -14,6 +16,17 @@ import org.springframework.core.convert.converter.ConverterFactory;
  * {@link #names the accepted names}.
  */
 public final class WireEnums implements ConverterFactory<String, Enum<?>> {
+
+    /**
+     * Registers the conversion with WebFlux: the auto-configuration's bean, and what a web slice
+     * test imports to read parameters as the application does.
+     */
+    public static final class Formatters implements WebFluxConfigurer {
+        @Override
+        public void addFormatters(FormatterRegistry registry) {
+            registry.addConverterFactory(new WireEnums());
+        }
+    }
 
     /** The wire names of {@code type}'s constants, in declaration order. */
     public static List<String> names(Class<?> type) {
