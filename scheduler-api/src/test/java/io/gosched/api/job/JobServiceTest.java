@@ -1,7 +1,7 @@
 package io.gosched.api.job;
 
-import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -15,6 +15,7 @@ import io.gosched.api.budget.Retained;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.ApiProblem;
+import io.gosched.api.testapp.ManualClock;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
@@ -38,6 +39,8 @@ class JobServiceTest {
 
     GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    /** The service's clock: record times and ages move only when a test moves it. */
+    ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
     ServiceBudget budget;
     ChannelService channels;
     JobService jobs;
@@ -48,7 +51,7 @@ class JobServiceTest {
         ApiMetrics metrics = new ApiMetrics(registry);
         budget = ServiceBudget.of(p, metrics);
         channels = new ChannelService(p, metrics, budget);
-        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), Clock.systemUTC(),
+        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), clock,
                 budget);
     }
 
@@ -185,15 +188,39 @@ class JobServiceTest {
     }
 
     @Test
-    void finishedJobsExpireByAge() throws InterruptedException {
-        service(Map.of("gosched.api.retention.max-age", "50ms"));
+    void finishedJobsExpireByAge() {
+        service(Map.of("gosched.api.retention.max-age", "1h"));
         String id = jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), "age-key").job().id();
         await(id, JobState.SUCCEEDED);
-        Thread.sleep(100);
+        clock.advance(Duration.ofMinutes(60));
+        assertThat(jobs.get(id).state()).as("exactly max-age old: kept").isEqualTo(JobState.SUCCEEDED);
+        assertThat(jobs.idempotencyKeys()).isEqualTo(1);
+        clock.advance(Duration.ofMillis(1));
         assertThat(jobs.list(null, 0, 10).total()).isZero();
         assertThatThrownBy(() -> jobs.get(id)).isInstanceOfSatisfying(ApiProblem.class,
                 p -> assertThat(p.getStatusCode().value()).isEqualTo(404));
         assertThat(jobs.idempotencyKeys()).isZero();
+    }
+
+    @Test
+    void aJobsTimesAndDurationAreTheServiceClocks() {
+        service(Map.of());
+        Instant t0 = clock.instant();
+        String quick = jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), null).job().id();
+        JobView q = await(quick, JobState.SUCCEEDED);
+        assertThat(List.of(q.submittedAt(), q.queuedAt(), q.startedAt(), q.finishedAt())).containsOnly(t0);
+        assertThat(q.durationMs()).isZero();
+
+        String slow = jobs.submit(json("{'workload':{'steps':[{'op':'sleep','ms':60000}]}}"), null).job().id();
+        await(slow, JobState.RUNNING);
+        Instant t1 = clock.advance(Duration.ofSeconds(5));
+        assertThat(jobs.get(slow).durationMs()).as("running: so far").isEqualTo(5_000);
+        clock.advance(Duration.ofMillis(250));
+        jobs.cancel(slow);
+        JobView s = await(slow, JobState.CANCELLED);
+        assertThat(s.startedAt()).isEqualTo(t0);
+        assertThat(s.finishedAt()).isEqualTo(t1.plusMillis(250));
+        assertThat(s.durationMs()).isEqualTo(5_250);
     }
 
     @Test
@@ -240,7 +267,7 @@ class JobServiceTest {
     static final class JobSpecParserFixture {
         JobSpec parse(JsonNode body) {
             ApiProperties p = TestProperties.api(Map.of());
-            return new JobSpecParser(new WorkloadParser(p.limits()), new WorkloadTemplates()).parse(body, java.time.Instant.now());
+            return new JobSpecParser(new WorkloadParser(p.limits()), new WorkloadTemplates()).parse(body, Instant.parse("2026-01-01T00:00:00Z"));
         }
     }
 
@@ -264,7 +291,7 @@ class JobServiceTest {
                     assertThat(p.getBody().getDetail()).contains("/workload", "1001 goroutines", "gosched.api.limits.max-job-bytes",
                             Integer.toString((4 << 20) / 4));
                 });
-        String delayed = "{'notBefore':'" + java.time.Instant.now().plusSeconds(600) + "','workload':{'channels':[{'name':'own','capacity':1}],"
+        String delayed = "{'notBefore':'" + clock.instant().plusSeconds(600) + "','workload':{'channels':[{'name':'own','capacity':1}],"
                 + "'steps':[{'op':'send','channel':'own','value':'" + KB50 + "'}]}}";
         List<String> accepted = new ArrayList<>();
         ApiProblem refused = null;
@@ -358,7 +385,7 @@ class JobServiceTest {
     @Test
     void aBudgetFullOfWaitingRequestsStillRunsThemAll() {
         service(smallBudget("gosched.api.limits.max-job-bytes", Integer.toString(4 << 20)));
-        String soon = "{'notBefore':'" + java.time.Instant.now().plusMillis(1500) + "','workload':{'channels':[{'name':'own','capacity':1}],"
+        String soon = "{'notBefore':'" + clock.instant().plusMillis(1500) + "','workload':{'channels':[{'name':'own','capacity':1}],"
                 + "'steps':[{'op':'spawn','count':20,'steps':[{'op':'yield'}]},{'op':'send','channel':'own','value':'" + KB50 + "'}]}}";
         List<String> ids = new ArrayList<>();
         while (true) {
@@ -371,6 +398,7 @@ class JobServiceTest {
         }
         assertThat(budget.memory().max() - budget.memory().used()).as("no room for a run's stacks")
                 .isLessThan(JobMemory.RUN_BYTES + 21 * JobMemory.GOROUTINE_BYTES);
+        clock.advance(Duration.ofMillis(1500));
         // Each starts (alone, when nothing runs and there is no room) and succeeds; the finished
         // ones are then evicted under pressure by the next ones' runs, so count them by the meter.
         long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
