@@ -36,8 +36,8 @@ class GoschedApplicationTest {
 
     @Test
     void afterAJobPrometheusCarriesEveryMetricTheDashboardNames() {
-        Workload.runJobAndChannelOps(client, "app-test");
-        String text = Workload.scrape(client);
+        MeterTraffic.runJobAndChannelOps(client, "app-test");
+        String text = MeterTraffic.scrape(client);
 
         List<String> missing = Dashboard.load().metricNames().stream()
                 .filter(name -> !Pattern.compile("(?m)^" + name + "[{ ]").matcher(text).find())
@@ -52,7 +52,7 @@ class GoschedApplicationTest {
     @Test
     void aSkewedWorkloadShowsUpAsSteals() throws Exception {
         assumeTrue(runtime.gomaxprocs() > 1, "stealing needs two Ps; GOMAXPROCS is " + runtime.gomaxprocs());
-        double before = counter(Workload.scrape(client), "gosched_steals_total");
+        double before = counter(MeterTraffic.scrape(client), "gosched_steals_total");
         // One goroutine spawns them all: they queue on its P (runnext, then its ring), so the other
         // Ps can only get work by stealing it. Fewer than the ring holds (256), or the overflow
         // would hand half of them to the global queue, where the other Ps find them without a
@@ -74,7 +74,7 @@ class GoschedApplicationTest {
             }
         });
         assertThat(done.await(60, TimeUnit.SECONDS)).isTrue();
-        String text = Workload.scrape(client);
+        String text = MeterTraffic.scrape(client);
         assertThat(counter(text, "gosched_steals_total")).isGreaterThan(before);
         assertThat(counter(text, "gosched_stolen_goroutines_total")).isGreaterThan(0);
     }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.testing.NatsServer;
 import io.gosched.GoschedApplication;
-import io.gosched.web.Workload;
+import io.gosched.web.MeterTraffic;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -52,8 +52,8 @@ class ClusterModeApplicationTest {
         assertThat(health.path("components").path("nats").path("status").asText()).isEqualTo("UP");
         assertThat(health.path("components").path("nats").path("details").path("node").asText()).isEqualTo("web-test");
 
-        Workload.runJobAndChannelOps(client, "cluster-app-test");
-        String text = Workload.scrape(client);
+        MeterTraffic.runJobAndChannelOps(client, "cluster-app-test");
+        String text = MeterTraffic.scrape(client);
         assertThat(text).containsPattern("(?m)^gosched_cluster_connected\\{[^}]*node=\"web-test\"[^}]*} 1");
         assertThat(text).containsPattern("(?m)^gosched_jobs_redelivered_total\\{[^}]*node=\"web-test\"");
         assertThat(text).containsPattern("(?m)^gosched_cluster_queue_depth\\{[^}]*queue=\"p9\"");

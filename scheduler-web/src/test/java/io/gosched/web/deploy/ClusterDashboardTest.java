@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gosched.cluster.testing.NatsServer;
-import io.gosched.web.Workload;
+import io.gosched.web.MeterTraffic;
 import io.gosched.web.cluster.ServiceNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,11 +68,11 @@ class ClusterDashboardTest {
         List<WebTestClient> clients = nodes.stream().map(n -> WebTestClient.bindToServer().baseUrl(n.baseUrl())
                 .responseTimeout(Duration.ofSeconds(30)).build()).toList();
         for (int i = 0; i < clients.size(); i++) {
-            Workload.runJobAndChannelOps(clients.get(i), "dash-" + i);
+            MeterTraffic.runJobAndChannelOps(clients.get(i), "dash-" + i);
         }
         awaitScrapes(6 * nodes.size());
         for (int i = 0; i < clients.size(); i++) {
-            Workload.runJobAndChannelOps(clients.get(i), "dash-again-" + i); // counters move inside the rate window
+            MeterTraffic.runJobAndChannelOps(clients.get(i), "dash-again-" + i); // counters move inside the rate window
         }
         awaitScrapes(10 * nodes.size());
 

@@ -3,7 +3,7 @@ package io.gosched.web.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.gosched.web.Workload;
+import io.gosched.web.MeterTraffic;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,9 +59,9 @@ class PrometheusDashboardTest {
                       - targets: ["127.0.0.1:%d"]
                 """.formatted(port));
 
-        Workload.runJobAndChannelOps(client, "prometheus-test");
+        MeterTraffic.runJobAndChannelOps(client, "prometheus-test");
         awaitScrapes(6);
-        Workload.runJobAndChannelOps(client, "prometheus-test-2"); // counters move inside the rate window
+        MeterTraffic.runJobAndChannelOps(client, "prometheus-test-2"); // counters move inside the rate window
         awaitScrapes(10);
 
         List<String> failures = new ArrayList<>();

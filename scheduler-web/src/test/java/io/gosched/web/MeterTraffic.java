@@ -6,9 +6,9 @@ import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /** Drives the running service through scheduler-api so every job and channel meter exists. */
-public final class Workload {
+public final class MeterTraffic {
 
-    private Workload() {}
+    private MeterTraffic() {}
 
     /**
      * Submits one small fan-out job and one channel send; returns once the job has finished. Its
