@@ -178,10 +178,11 @@ public final class Compare {
         final String hello;
 
         PeerProcess(String peer, int procs, Options o) throws IOException, InterruptedException {
-            this(peer, procs, o, o.heap);
+            this(peer, procs, o, o.heap, "");
         }
 
-        PeerProcess(String peer, int procs, Options o, String heap) throws IOException, InterruptedException {
+        /** tag: added to the JFR file's name, so a short-lived process does not overwrite the long-lived one's. */
+        PeerProcess(String peer, int procs, Options o, String heap, String tag) throws IOException, InterruptedException {
             this.peer = peer;
             this.procs = procs;
             List<String> cmd = new ArrayList<>();
@@ -214,7 +215,7 @@ public final class Compare {
                 }
                 if (o.jfrDir != null) {
                     cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-                            + o.jfrDir.resolve(peer + "-p" + procs + ".jfr").toAbsolutePath());
+                            + o.jfrDir.resolve(peer + "-p" + procs + tag + ".jfr").toAbsolutePath());
                 }
                 cmd.addAll(o.jvmOpts);
                 cmd.add("-cp");
@@ -359,7 +360,7 @@ public final class Compare {
                 // RSS only grows within a process (and with -Xms = -Xmx the JVM's heap is never
                 // uncommitted): a baseline taken in a process that already ran 1M goroutines would
                 // hide the parked goroutines' pages. One fresh process per parked run.
-                pp = fresh = new PeerProcess(peer, p, o, o.parkedHeap);
+                pp = fresh = new PeerProcess(peer, p, o, o.parkedHeap, "-parked-" + System.nanoTime());
                 versions.putIfAbsent(peer, pp.hello);
             } else if (pp == null) {
                 pp = new PeerProcess(peer, p, o);
@@ -486,7 +487,8 @@ public final class Compare {
             sb.append("- parked: every run in a fresh peer process (RSS only grows within one), JVM peers -Xms=-Xmx=")
                     .append(o.parkedHeap).append("; heap = MemoryMXBean heap used right after System.gc() (a full,")
                     .append(" compacting G1 collection), repeated until stable; Go = HeapInuse+StackInuse after runtime.GC();")
-                    .append(" RSS = VmRSS; each less a baseline taken before the channels were made\n");
+                    .append(" RSS = VmRSS; heap less a baseline taken after ").append(io.gosched.bench.Measures.PARKED_WARMUP_PASSES)
+                    .append(" warm-up passes of m goroutines (JIT-compiled frames), RSS less one taken at the start of the process\n");
         }
         if (o.workloads.contains(Workload.WAKEUP)) {
             sb.append("- wakeup: gap of 1-2 ms before each send, so every P/carrier is idle; Go's sender is a goroutine")
