@@ -2,7 +2,10 @@
 # Builds and runs the peer comparison: gosched, JDK 25 virtual threads, Kotlin coroutines and Go,
 # the same workloads in one invocation, rounds interleaved; prints a Markdown table and saves it
 # under bench/results/. Options (./bench/compare.sh --help): --workloads, --peers, --rounds,
-# --warmup, --quick, --procs, --jfr DIR, --no-build. See bench/README.md.
+# --warmup, --quick, --procs, --heap, --parked-heap, --jfr DIR, --no-build, and the quiet-machine
+# guard: a full run is refused when the 1-minute load average is above --max-load (1.0) after
+# waiting up to --wait-quiet S (120), unless --allow-noisy marks the table NOISY; --quick runs are
+# only marked. See bench/README.md.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"

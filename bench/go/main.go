@@ -321,6 +321,144 @@ func gosched(n int64) result {
 	return perOp(atomic.LoadInt64(&yields), time.Since(t0), n, "ns_op")
 }
 
+// footprint is the parked workload's snapshot: HeapInuse+StackInuse after runtime.GC() (a
+// goroutine's stack is not in the heap in Go, on the JVM it is), and the process's VmRSS.
+func footprint() (heap, rss int64) {
+	runtime.GC()
+	runtime.GC() // the first may leave finalizer-reachable objects to the second
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse + ms.StackInuse), vmRSS()
+}
+
+// vmRSS is VmRSS of /proc/self/status in bytes, -1 where it cannot be read.
+func vmRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" && f[2] == "kB" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return -1
+}
+
+// parkAll parks n goroutines, each receiving on its own unbuffered channel, calls whileParked
+// once all are parked, then sends each its index; it returns the sum they received.
+func parkAll(n int64, whileParked func()) int64 {
+	chans := make([]chan int64, n)
+	var ready, sum int64
+	var done sync.WaitGroup
+	done.Add(int(n))
+	for i := range chans {
+		c := make(chan int64)
+		chans[i] = c
+		go func() {
+			atomic.AddInt64(&ready, 1)
+			atomic.AddInt64(&sum, <-c)
+			done.Done()
+		}()
+	}
+	for atomic.LoadInt64(&ready) < n {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the last to count are a few instructions from parking
+	whileParked()
+	for i, c := range chans {
+		c <- int64(i)
+	}
+	done.Wait()
+	return atomic.LoadInt64(&sum)
+}
+
+// parked is Measures.parkedRun: RSS baseline at the start of the (fresh) process, three warm-up
+// passes of m goroutines (nothing to compile here, but the same free-G reuse as the JVM peers),
+// the heap baseline, then n goroutines parked and measured.
+func parked(n, m int64) result {
+	_, rss0 := footprint()
+	for pass := 0; pass < 3; pass++ {
+		parkAll(m, func() {})
+	}
+	heap0, _ := footprint()
+	var heap1, rss1 int64
+	sum := parkAll(n, func() { heap1, rss1 = footprint() })
+	rssB := math.NaN()
+	if rss0 >= 0 && rss1 >= 0 {
+		rssB = float64(rss1-rss0) / float64(n)
+	}
+	return result{sum, []string{
+		fmt.Sprintf("heap_b=%g", float64(heap1-heap0)/float64(n)),
+		fmt.Sprintf("rss_b=%g", rssB),
+		fmt.Sprintf("heap_base_mb=%g", float64(heap0)/1048576),
+		fmt.Sprintf("rss_base_mb=%g", float64(rss0)/1048576),
+	}}
+}
+
+// wakeGap is io.gosched.bench.Workload.wakeGapNanos: 1.000..1.999 ms.
+func wakeGap(i int64) time.Duration {
+	return time.Duration(1_000_000 + (i*7919%1000)*1000)
+}
+
+// wakeup: n wake-ups of a goroutine blocked in a receive. Go has no threads outside its
+// scheduler, so the sender is a goroutine locked to its OS thread (runtime.LockOSThread): it holds
+// a P while it sends, and when it sleeps its locked M hands that P (with the readied receiver in
+// its runnext) to another M. Go's row is a wake-up across Ms, not one from outside the scheduler.
+// A non-blocking send that finds no receiver waiting is tried again after another gap.
+func wakeup(n int64) result {
+	ch := make(chan int64)
+	base := time.Now() // time.Since(base) reads the monotonic clock, like System.nanoTime
+	latency := make([]int64, n)
+	var received, missed int64
+	done := make(chan struct{})
+	go func() {
+		for i := int64(0); i < n; i++ {
+			sent := <-ch
+			latency[i] = int64(time.Since(base)) - sent
+			atomic.StoreInt64(&received, i+1)
+		}
+		close(done)
+	}()
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for i := int64(0); i < n; i++ {
+			for atomic.LoadInt64(&received) < i {
+				time.Sleep(20 * time.Microsecond)
+			}
+			for {
+				time.Sleep(wakeGap(i))
+				select {
+				case ch <- int64(time.Since(base)):
+				default:
+					atomic.AddInt64(&missed, 1)
+					continue
+				}
+				break
+			}
+		}
+	}()
+	<-done
+	sorted := append([]int64(nil), latency...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a] < sorted[b] })
+	var valid int64
+	for _, l := range sorted {
+		if l >= 0 {
+			valid++
+		}
+	}
+	return result{valid, []string{
+		fmt.Sprintf("p50_us=%g", percentile(sorted, 0.50)/1e3),
+		fmt.Sprintf("p99_us=%g", percentile(sorted, 0.99)/1e3),
+		fmt.Sprintf("max_us=%g", float64(sorted[len(sorted)-1])/1e3),
+		fmt.Sprintf("missed=%d", atomic.LoadInt64(&missed)),
+	}}
+}
+
 func run(workload string, n, m int64) (result, error) {
 	switch workload {
 	case "spawn":
@@ -343,6 +481,10 @@ func run(workload string, n, m int64) (result, error) {
 		return selectLoop(n), nil
 	case "gosched":
 		return gosched(n), nil
+	case "parked":
+		return parked(n, m), nil
+	case "wakeup":
+		return wakeup(n), nil
 	}
 	return result{}, fmt.Errorf("unknown workload %q", workload)
 }

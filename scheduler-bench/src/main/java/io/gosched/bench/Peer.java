@@ -33,6 +33,15 @@ public interface Peer extends AutoCloseable {
 
     Result gosched(long n) throws Exception;
 
+    /**
+     * n goroutines parked in a receive on their own channels, after warm-up passes of
+     * {@code warmup} goroutines ({@link Measures#parkedRun}).
+     */
+    Result parked(long n, long warmup) throws Exception;
+
+    /** n wake-ups of a parked receiver from a platform thread ({@link Measures#driveWakeups}). */
+    Result wakeup(long n) throws Exception;
+
     default Result run(Workload w, long n, long m) throws Exception {
         return switch (w) {
             case SPAWN -> spawn(n);
@@ -45,6 +54,8 @@ public interface Peer extends AutoCloseable {
             case HOG -> hog(n);
             case SELECT -> select(n);
             case GOSCHED -> gosched(n);
+            case PARKED -> parked(n, m);
+            case WAKEUP -> wakeup(n);
         };
     }
 

@@ -32,7 +32,24 @@ public enum Workload {
     /** A receive loop over a 4-case select, 4 senders, n messages. Metric: ns per select. */
     SELECT("select", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
     /** Two goroutines yielding to each other n times on ONE P. Metric: ns per round trip. check = 2n. */
-    GOSCHED("gosched", 1_000_000, 0, 100_000, 0, 1, List.of("ns_op"));
+    GOSCHED("gosched", 1_000_000, 0, 100_000, 0, 1, List.of("ns_op")),
+    /**
+     * n goroutines, each blocked in a receive on its own unbuffered channel, after
+     * {@link Measures#PARKED_WARMUP_PASSES} untimed passes of m. Metrics: bytes per parked
+     * goroutine (its channel included) of the heap after GC (Go: HeapInuse + StackInuse after
+     * runtime.GC()) and of the process's RSS ({@link Measures#parkedRun} says which baselines).
+     * Then every goroutine is sent its index and adds it up: check = n(n-1)/2, so a goroutine
+     * that was lost or never parked fails the run. Each run is a fresh process (see Compare): RSS
+     * only grows within a process.
+     */
+    PARKED("parked", 1_000_000, 10_000, 100_000, 10_000, 2, List.of("heap_b", "rss_b")),
+    /**
+     * n wake-ups of one goroutine blocked in a receive, each by a non-blocking send from a
+     * platform thread (as the service's Netty threads do) after an idle gap of
+     * {@link #wakeGapNanos} (1-2 ms), so that every P and M has gone idle. Metrics: time from
+     * the send to the receiver running, p50 and p99 in µs. check = n (samples not negative).
+     */
+    WAKEUP("wakeup", 2_000, 0, 300, 0, 2, List.of("p50_us", "p99_us"));
 
     /** Producers and consumers of the prodcons workloads; senders of select. */
     public static final int PARALLEL_PARTIES = 4;
@@ -89,7 +106,19 @@ public enum Workload {
             case TIMERS -> n * m;
             case HOG -> 1;
             case GOSCHED -> 2 * n;
+            case PARKED -> n * (n - 1) / 2;
+            case WAKEUP -> n;
         };
+    }
+
+    /**
+     * The idle gap before wake-up i of the wakeup workload: 1.000..1.999 ms, the same sequence on
+     * every peer (bench/go/main.go spells out the same formula). Long enough for every M to stop
+     * spinning and park, short enough for 2,000 samples in a few seconds; varied so the sends do
+     * not lock in phase with a periodic tick (sysmon, a GC timer).
+     */
+    public static long wakeGapNanos(long i) {
+        return 1_000_000 + Math.floorMod(i * 7919, 1000) * 1_000L;
     }
 
     /** Messages actually sent by the 4-party workloads: n rounded down to a multiple of 4. */

@@ -32,6 +32,8 @@ class WorkloadSmokeTest {
             case FORKJOIN -> new long[] {15, 0};
             case TIMERS -> new long[] {200, 2};
             case HOG -> new long[] {200, 0};
+            case PARKED -> new long[] {2_000, 0};   // no warm-up: its JIT waits take seconds
+            case WAKEUP -> new long[] {50, 0};
         };
     }
 
@@ -43,6 +45,8 @@ class WorkloadSmokeTest {
         Result r = impl.run(w, size[0], size[1]);
         assertThat(r.check()).as("%s on %s: %s", w.id(), peer, r.metrics()).isEqualTo(w.expected(size[0], size[1]));
         for (String metric : w.metrics()) {
+            // RSS in a shared test JVM (its heap not fixed, so G1 may uncommit) can go either way.
+            if (metric.equals("rss_b")) continue;
             assertThat(r.metrics().get(metric)).as("%s %s on %s", w.id(), metric, peer).isNotNull().isNotNaN()
                     .isGreaterThanOrEqualTo(0.0);
         }

@@ -53,6 +53,12 @@ public final class Compare {
         String jar = "scheduler-bench/target/benchmarks.jar";
         String goBin = "bench/go/bench-go";
         String heap = "3g";
+        /** -Xms = -Xmx of the fresh process each parked run gets: 1M parked virtual threads need ~1.2 GB. */
+        String parkedHeap = "4g";
+        double maxLoad = 1.0;
+        /** Seconds to wait for the load to fall to maxLoad before starting; -1: 120, or 0 with --quick. */
+        long waitQuietSeconds = -1;
+        boolean allowNoisy;
         long timeoutSeconds = 180;
         Path jfrDir;
         String label = "";
@@ -87,6 +93,12 @@ public final class Compare {
                   --quick              small sizes, 1 warm-up, 3 rounds (a smoke run; not for the README)
                   --procs N            GOMAXPROCS / parallelism of every peer (default 2; gosched workload: 1)
                   --heap SIZE          -Xms and -Xmx of the JVM peers (default 3g)
+                  --parked-heap SIZE   -Xms and -Xmx of the fresh JVM of each parked run (default 4g)
+                  --max-load L         the machine is quiet when the 1-minute load average is at most L (default 1.0)
+                  --wait-quiet S       wait up to S seconds for a quiet machine before starting
+                                       (default 120; 0 with --quick)
+                  --allow-noisy        run a full comparison on a busy machine anyway; the table is marked
+                                       NOISY (without it, such a run is refused; --quick runs are only marked)
                   --timeout S          seconds one run may take before its peer is killed (default 180)
                   --jfr DIR            record JFR (settings=profile) in every JVM peer, files in DIR
                   --jvm-opt OPT        extra JVM option for the JVM peers (repeatable)
@@ -124,6 +136,10 @@ public final class Compare {
                 case "--quick" -> o.quick = true;
                 case "--procs" -> o.procs = Integer.parseInt(args[++i]);
                 case "--heap" -> o.heap = args[++i];
+                case "--parked-heap" -> o.parkedHeap = args[++i];
+                case "--max-load" -> o.maxLoad = Double.parseDouble(args[++i]);
+                case "--wait-quiet" -> o.waitQuietSeconds = Long.parseLong(args[++i]);
+                case "--allow-noisy" -> o.allowNoisy = true;
                 case "--timeout" -> o.timeoutSeconds = Long.parseLong(args[++i]);
                 case "--jfr" -> o.jfrDir = Path.of(args[++i]);
                 case "--jvm-opt" -> o.jvmOpts.add(args[++i]);
@@ -143,6 +159,7 @@ public final class Compare {
             if (!roundsSet) o.rounds = 3;
             if (!warmupSet) o.warmup = 1;
         }
+        if (o.waitQuietSeconds < 0) o.waitQuietSeconds = o.quick ? 0 : 120;
         if (o.rounds < 1 || o.warmup < 0) throw new IllegalArgumentException("--rounds >= 1, --warmup >= 0");
         for (String p : o.peers) {
             if (!ALL_PEERS.contains(p) && !o.variants.containsKey(p)) throw new IllegalArgumentException("unknown peer " + p);
@@ -161,6 +178,11 @@ public final class Compare {
         final String hello;
 
         PeerProcess(String peer, int procs, Options o) throws IOException, InterruptedException {
+            this(peer, procs, o, o.heap, "");
+        }
+
+        /** tag: added to the JFR file's name, so a short-lived process does not overwrite the long-lived one's. */
+        PeerProcess(String peer, int procs, Options o, String heap, String tag) throws IOException, InterruptedException {
             this.peer = peer;
             this.procs = procs;
             List<String> cmd = new ArrayList<>();
@@ -175,8 +197,8 @@ public final class Compare {
                 // and the next run would pay for regrowing it: on the timers workload, five
                 // young collections of 10-30 ms each land in a half-second run and make every
                 // sleeper late by them (mean lateness 17-42 ms instead of 4 ms for gosched).
-                cmd.add("-Xms" + o.heap);
-                cmd.add("-Xmx" + o.heap);
+                cmd.add("-Xms" + heap);
+                cmd.add("-Xmx" + heap);
                 cmd.add("--add-exports");
                 cmd.add("java.base/jdk.internal.vm=ALL-UNNAMED");
                 // Every JVM peer gets the same flags; each uses only its own.
@@ -193,7 +215,7 @@ public final class Compare {
                 }
                 if (o.jfrDir != null) {
                     cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-                            + o.jfrDir.resolve(peer + "-p" + procs + ".jfr").toAbsolutePath());
+                            + o.jfrDir.resolve(peer + "-p" + procs + tag + ".jfr").toAbsolutePath());
                 }
                 cmd.addAll(o.jvmOpts);
                 cmd.add("-cp");
@@ -269,6 +291,18 @@ public final class Compare {
         Map<String, String> versions = new LinkedHashMap<>();
         Map<Key, Cell> cells = new LinkedHashMap<>();
         for (Workload w : o.workloads) for (String p : o.peers) cells.put(new Key(w, p), new Cell());
+        double startLoad = QuietGuard.waitForQuiet(Compare::loadavg, o.maxLoad, o.waitQuietSeconds, 5, s -> {
+            try {
+                Thread.sleep(s * 1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        QuietGuard.Verdict verdict = QuietGuard.verdict(startLoad, o.maxLoad, o.quick, o.allowNoisy);
+        if (verdict == QuietGuard.Verdict.REFUSE) {
+            System.err.println(QuietGuard.refusal(startLoad, o.maxLoad, o.waitQuietSeconds));
+            System.exit(2);
+        }
         String loadStart = loadavg();
         double loadMin = Double.MAX_VALUE, loadMax = 0;
         long t0 = System.nanoTime();
@@ -281,8 +315,10 @@ public final class Compare {
                 loadMax = Math.max(loadMax, load);
                 for (Workload w : o.workloads) {
                     // hog and timers measure latency, not JIT-compiled code: one warm-up round is enough.
-                    boolean latency = w == Workload.HOG || w == Workload.TIMERS;
+                    boolean latency = w == Workload.HOG || w == Workload.TIMERS || w == Workload.WAKEUP;
                     if (!measured && latency && r < o.warmup - 1) continue;
+                    // Each parked run is a fresh process: nothing of a warm-up would carry over.
+                    if (!measured && w == Workload.PARKED) continue;
                     long n = w.n(o.quick), m = w.m(o.quick);
                     int p = w == Workload.GOSCHED ? 1 : o.procs;
                     for (int k = 0; k < o.peers.size(); k++) {
@@ -298,12 +334,13 @@ public final class Compare {
             for (PeerProcess pp : procs.values()) pp.close();
         }
         double minutes = (System.nanoTime() - t0) / 60e9;
-        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, minutes);
+        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, minutes, verdict);
         System.out.println(md);
         if (o.write) {
             Files.createDirectories(o.out);
             String stamp = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm"));
-            Path file = o.out.resolve(stamp + (o.quick ? "-quick" : "") + ".md");
+            Path file = o.out.resolve(stamp + (o.quick ? "-quick" : "")
+                    + (verdict == QuietGuard.Verdict.NOISY ? "-noisy" : "") + ".md");
             Files.writeString(file, md);
             System.err.println("written " + file);
         }
@@ -316,9 +353,16 @@ public final class Compare {
                                  String peer, int p, Workload w, long n, long m, Cell cell) throws InterruptedException {
         String key = peer + "/" + p;
         String failure;
+        PeerProcess fresh = null;
         try {
             PeerProcess pp = procs.get(key);
-            if (pp == null) {
+            if (w == Workload.PARKED) {
+                // RSS only grows within a process (and with -Xms = -Xmx the JVM's heap is never
+                // uncommitted): a baseline taken in a process that already ran 1M goroutines would
+                // hide the parked goroutines' pages. One fresh process per parked run.
+                pp = fresh = new PeerProcess(peer, p, o, o.parkedHeap, "-parked-" + System.nanoTime());
+                versions.putIfAbsent(peer, pp.hello);
+            } else if (pp == null) {
                 pp = new PeerProcess(peer, p, o);
                 procs.put(key, pp);
                 versions.putIfAbsent(peer, pp.hello);
@@ -326,7 +370,7 @@ public final class Compare {
             String line = pp.call("RUN " + w.id() + " " + n + " " + m, o.timeoutSeconds);
             if (line == null) {
                 pp.process.destroyForcibly();
-                procs.remove(key);
+                if (pp != fresh) procs.remove(key);
                 failure = "no answer within " + o.timeoutSeconds + " s (killed)";
             } else if (line.startsWith("OK ")) {
                 Result r = Result.parse(line.substring(3));
@@ -342,6 +386,8 @@ public final class Compare {
             }
         } catch (IOException | RuntimeException e) {
             failure = e.toString();
+        } finally {
+            if (fresh != null) fresh.close();
         }
         if (cell != null) cell.failures.add(failure);
         return "FAILED: " + failure;
@@ -351,6 +397,32 @@ public final class Compare {
         double[] a = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         if (a.length == 0) return Double.NaN;
         return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+    }
+
+    /**
+     * The spread of a cell's rounds: the largest distance of a round from the median, as a
+     * fraction of the median (0.06 = every round within 6 % of the median); NaN with fewer than
+     * two rounds or a zero median.
+     */
+    static double spread(List<Double> xs) {
+        double med = median(xs);
+        if (xs.size() < 2 || med == 0 || Double.isNaN(med)) return Double.NaN;
+        double worst = 0;
+        for (double x : xs) worst = Math.max(worst, Math.abs(x - med));
+        return worst / Math.abs(med);
+    }
+
+    /** A table cell: the median and, with two rounds or more, its spread ("333 ±6%"). */
+    static String withSpread(List<Double> xs) {
+        String s = fmt(median(xs));
+        double sp = spread(xs);
+        if (!Double.isNaN(sp)) s += String.format(Locale.ROOT, " ±%.0f%%", sp * 100);
+        return s;
+    }
+
+    static List<Double> valuesOf(Cell c, String metric) {
+        if (c == null) return List.of();
+        return c.ok.stream().map(r -> r.metrics().get(metric)).filter(v -> v != null && !Double.isNaN(v)).toList();
     }
 
     static Double medianOf(Cell c, String metric) {
@@ -380,15 +452,21 @@ public final class Compare {
             case "hog/max_ms" -> "ticker lateness max ms";
             case "select/ns_op" -> "ns per select";
             case "gosched/ns_op" -> "ns per round trip, 1 P";
+            case "parked/heap_b" -> "heap after GC, B per parked goroutine";
+            case "parked/rss_b" -> "RSS, B per parked goroutine";
+            case "wakeup/p50_us" -> "wake-up from a platform thread p50 µs";
+            case "wakeup/p99_us" -> "wake-up from a platform thread p99 µs";
             default -> metric;
         };
     }
 
     static String report(Options o, Map<Key, Cell> cells, Map<String, String> versions, String loadStart,
-                         String loadEnd, double loadMin, double loadMax, double minutes) {
+                         String loadEnd, double loadMin, double loadMax, double minutes, QuietGuard.Verdict verdict) {
         StringBuilder sb = new StringBuilder();
         String now = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
-        sb.append("# gosched vs virtual threads, Kotlin coroutines and Go — ").append(now).append("\n\n");
+        sb.append("# gosched vs virtual threads, Kotlin coroutines and Go — ").append(now)
+                .append(verdict == QuietGuard.Verdict.NOISY ? " (NOISY)" : "").append("\n\n");
+        sb.append(QuietGuard.noisyNote(verdict, QuietGuard.oneMinute(loadStart), o.maxLoad));
         sb.append("- Machine: ").append(cpuModel()).append(", ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs, ").append(memTotal()).append("\n");
         sb.append(String.format(Locale.ROOT, "- Load average (1 min): %s at start, %s at end, %.2f..%.2f at round starts"
@@ -405,6 +483,17 @@ public final class Compare {
         sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xms=-Xmx=").append(o.heap)
                 .append(", default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
                 .append("\n");
+        if (o.workloads.contains(Workload.PARKED)) {
+            sb.append("- parked: every run in a fresh peer process (RSS only grows within one), JVM peers -Xms=-Xmx=")
+                    .append(o.parkedHeap).append("; heap = MemoryMXBean heap used right after System.gc() (a full,")
+                    .append(" compacting G1 collection), repeated until stable; Go = HeapInuse+StackInuse after runtime.GC();")
+                    .append(" RSS = VmRSS; heap less a baseline taken after ").append(io.gosched.bench.Measures.PARKED_WARMUP_PASSES)
+                    .append(" warm-up passes of m goroutines (JIT-compiled frames), RSS less one taken at the start of the process\n");
+        }
+        if (o.workloads.contains(Workload.WAKEUP)) {
+            sb.append("- wakeup: gap of 1-2 ms before each send, so every P/carrier is idle; Go's sender is a goroutine")
+                    .append(" locked to its OS thread (Go has no thread outside its scheduler)\n");
+        }
         if (!o.label.isEmpty()) sb.append("- Source: ").append(o.label).append("\n");
         sb.append(String.format(Locale.ROOT, "- Rounds: %d warm-up + %d measured, interleaved (peer order rotates each round);"
                 + " median of the measured rounds; %s sizes; %.1f min in all%n", o.warmup, o.rounds, o.quick ? "QUICK" : "full", minutes));
@@ -412,7 +501,8 @@ public final class Compare {
         List<String> sizes = new ArrayList<>();
         for (Workload w : o.workloads) sizes.add(w.id() + " " + w.n(o.quick) + (w.m(o.quick) != 0 ? "," + w.m(o.quick) : ""));
         sb.append(String.join("; ", sizes)).append("\n\n");
-        sb.append("Lower is better everywhere. `peer/gosched` > 1 means gosched is ahead of that peer.\n\n");
+        sb.append("Lower is better everywhere. `peer/gosched` > 1 means gosched is ahead of that peer."
+                + " ±: the largest distance of a measured round from the median.\n\n");
 
         List<String> others = o.peers.stream().filter(p -> !p.equals("gosched")).toList();
         boolean hasGosched = o.peers.contains("gosched");
@@ -432,7 +522,7 @@ public final class Compare {
                 for (String p : o.peers) {
                     Cell c = cells.get(new Key(w, p));
                     Double v = medianOf(c, metric);
-                    String s = v == null ? "FAIL" : fmt(v);
+                    String s = v == null ? "FAIL" : withSpread(valuesOf(c, metric));
                     if (!c.failures.isEmpty() && v != null) s += " (" + c.failures.size() + " failed)";
                     sb.append(' ').append(s).append(" |");
                 }

@@ -1,5 +1,6 @@
 package io.gosched.bench.peer;
 
+import io.gosched.bench.Footprint;
 import io.gosched.bench.HogState;
 import io.gosched.bench.Measures;
 import io.gosched.bench.Peer;
@@ -256,6 +257,64 @@ public final class GoschedPeer implements Peer {
             }
             wg.await();
             return Result.perOp(yields.get(), System.nanoTime() - t0, n, "ns_op");
+        });
+    }
+
+    @Override
+    public Result parked(long n, long warmup) throws Exception {
+        return main(() -> Measures.parkedRun(n, warmup, GoschedPeer::parkAll));
+    }
+
+    /** n goroutines each blocked in recv on its own channel; whileParked runs; then each gets its index. */
+    private static long parkAll(long n, Runnable whileParked) {
+        @SuppressWarnings("unchecked")
+        Chan<Long>[] chans = new Chan[(int) n];
+        AtomicLong sum = new AtomicLong();
+        WaitGroup ready = new WaitGroup(), done = new WaitGroup();
+        ready.add((int) n);
+        done.add((int) n);
+        for (int i = 0; i < n; i++) {
+            Chan<Long> c = Chan.make();
+            chans[i] = c;
+            Go.go(() -> {
+                ready.done();
+                sum.addAndGet(c.recv());
+                done.done();
+            });
+        }
+        ready.await();
+        // The last goroutines to say "ready" are a few instructions from parking.
+        Go.sleep(Duration.ofMillis(50));
+        whileParked.run();
+        for (int i = 0; i < n; i++) chans[i].send((long) i);
+        done.await();
+        return sum.get();
+    }
+
+    @Override
+    public Result wakeup(long n) throws Exception {
+        return main(() -> {
+            Chan<Long> ch = Chan.make();
+            long[] latency = new long[(int) n];
+            AtomicLong received = new AtomicLong();
+            WaitGroup done = new WaitGroup();
+            done.add(1);
+            Go.go(() -> {
+                for (int i = 0; i < n; i++) {
+                    long sent = ch.recv();
+                    latency[i] = System.nanoTime() - sent;
+                    received.set(i + 1);
+                }
+                done.done();
+            });
+            long[] missed = new long[1];
+            // The service's path: a Netty thread completing a channel operation with sendAsync.
+            // The hand-off to a parked receiver completes the future before sendAsync returns.
+            Thread sender = Thread.ofPlatform().name("wakeup-sender").start(() ->
+                    missed[0] = Measures.driveWakeups(n, received::get, t -> ch.sendAsync(t).isDone(), false));
+            done.await();   // main parks too: every P is idle between the sends
+            sender.join();
+            return Measures.wakeup(latency, (int) n, missed[0]);
         });
     }
 

@@ -1,5 +1,6 @@
 package io.gosched.bench.peer;
 
+import io.gosched.bench.Footprint;
 import io.gosched.bench.HogState;
 import io.gosched.bench.Measures;
 import io.gosched.bench.Peer;
@@ -306,6 +307,72 @@ public final class VirtualThreadPeer implements Peer {
             }
             done.await();
             return Result.perOp(yields.get(), System.nanoTime() - t0, n, "ns_op");
+        });
+    }
+
+    /**
+     * Each virtual thread blocked in {@link SynchronousQueue#take()}: the JDK's unbuffered
+     * channel, the same structure this peer uses for every unbuffered channel.
+     */
+    @Override
+    public Result parked(long n, long warmup) throws Exception {
+        return inVirtualThread(() -> Measures.parkedRun(n, warmup, VirtualThreadPeer::parkAll));
+    }
+
+    private static long parkAll(long n, Runnable whileParked) throws InterruptedException {
+        @SuppressWarnings("unchecked")
+        SynchronousQueue<Long>[] chans = new SynchronousQueue[(int) n];
+        AtomicLong sum = new AtomicLong();
+        CountDownLatch ready = new CountDownLatch((int) n), done = new CountDownLatch((int) n);
+        for (int i = 0; i < n; i++) {
+            SynchronousQueue<Long> c = new SynchronousQueue<>();
+            chans[i] = c;
+            Thread.startVirtualThread(() -> {
+                ready.countDown();
+                try {
+                    sum.addAndGet(c.take());
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                done.countDown();
+            });
+        }
+        ready.await();
+        Thread.sleep(50);   // the last to count down are a few instructions from parking
+        whileParked.run();
+        for (int i = 0; i < n; i++) chans[i].put((long) i);
+        done.await();
+        return sum.get();
+    }
+
+    /**
+     * The receiver is a virtual thread in {@link SynchronousQueue#take()}; the platform thread
+     * offers (non-blocking: it succeeds only when a taker waits, like a send to a parked
+     * receiver), and an offer that finds no taker is tried again after another gap.
+     */
+    @Override
+    public Result wakeup(long n) throws Exception {
+        return inVirtualThread(() -> {
+            SynchronousQueue<Long> ch = new SynchronousQueue<>();
+            long[] latency = new long[(int) n];
+            AtomicLong received = new AtomicLong();
+            Thread receiver = Thread.startVirtualThread(() -> {
+                try {
+                    for (int i = 0; i < n; i++) {
+                        long sent = ch.take();
+                        latency[i] = System.nanoTime() - sent;
+                        received.set(i + 1);
+                    }
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            long[] missed = new long[1];
+            Thread sender = Thread.ofPlatform().name("wakeup-sender").start(() ->
+                    missed[0] = Measures.driveWakeups(n, received::get, ch::offer, true));
+            receiver.join();   // the main virtual thread unmounts too: every carrier is idle between sends
+            sender.join();
+            return Measures.wakeup(latency, (int) n, missed[0]);
         });
     }
 }

@@ -1,5 +1,6 @@
 package io.gosched.bench.kotlin
 
+import io.gosched.bench.Footprint
 import io.gosched.bench.HogState
 import io.gosched.bench.Measures
 import io.gosched.bench.Peer
@@ -202,5 +203,64 @@ class KotlinPeer : Peer {
             }
         }
         Result.perOp(yields.get(), System.nanoTime() - t0, n, "ns_op")
+    }
+
+    /**
+     * Each coroutine suspended in [Channel.receive] on its own rendezvous channel, children of one
+     * scope (as [Measures.parkedRun] does for the Java peers, spelled out with suspending calls).
+     */
+    override fun parked(n: Long, warmup: Long): Result = main {
+        val rss0 = Footprint.settle().rssBytes()
+        repeat(Measures.PARKED_WARMUP_PASSES) { parkAll(warmup) {} }
+        val base = Footprint.settle()
+        lateinit var after: Footprint.Snapshot
+        val sum = parkAll(n) { after = Footprint.settle() }
+        Measures.parked(n, Footprint.Snapshot(base.heapBytes(), rss0), after, sum)
+    }
+
+    private suspend fun parkAll(n: Long, whileParked: () -> Unit): Long {
+        val chans = arrayOfNulls<Channel<Long>>(n.toInt())
+        val ready = AtomicLong()
+        val sum = AtomicLong()
+        coroutineScope {
+            for (i in 0 until n.toInt()) {
+                val c = Channel<Long>()
+                chans[i] = c
+                launch {
+                    ready.incrementAndGet()
+                    sum.addAndGet(c.receive())
+                }
+            }
+            while (ready.get() < n) delay(1)
+            delay(50) // the last to count are a few instructions from suspending
+            whileParked()
+            for (i in 0 until n.toInt()) chans[i]!!.send(i.toLong())
+        }
+        return sum.get()
+    }
+
+    /**
+     * The receiver suspended in [Channel.receive] on a rendezvous channel, woken by [Channel.trySend]
+     * from a platform thread (it succeeds only when a receiver waits; one that finds none is tried
+     * again after another gap).
+     */
+    override fun wakeup(n: Long): Result = main {
+        val ch = Channel<Long>()
+        val latency = LongArray(n.toInt())
+        val received = AtomicLong()
+        val receiver = launch {
+            for (i in 0 until n.toInt()) {
+                val sent = ch.receive()
+                latency[i] = System.nanoTime() - sent
+                received.set(i + 1L)
+            }
+        }
+        val missed = LongArray(1)
+        val sender = Thread.ofPlatform().name("wakeup-sender").start {
+            missed[0] = Measures.driveWakeups(n, received::get, { t -> ch.trySend(t).isSuccess }, true)
+        }
+        receiver.join() // the main coroutine suspends too: every Default thread is idle between sends
+        sender.join()
+        Measures.wakeup(latency, n.toInt(), missed[0])
     }
 }

@@ -1,0 +1,86 @@
+package io.gosched.bench.compare;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.gosched.bench.Result;
+import io.gosched.bench.Workload;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The table the comparison writes: the noisy mark, each number with its spread, the new rows' labels. */
+class CompareReportTest {
+
+    private static Map<Compare.Key, Compare.Cell> cells(Compare.Options o, Map<String, List<Result>> byPeer) {
+        Map<Compare.Key, Compare.Cell> cells = new LinkedHashMap<>();
+        for (Workload w : o.workloads) {
+            for (String p : o.peers) {
+                Compare.Cell c = new Compare.Cell();
+                c.ok.addAll(byPeer.getOrDefault(p, List.of()));
+                cells.put(new Compare.Key(w, p), c);
+            }
+        }
+        return cells;
+    }
+
+    private static Result parked(double heap, double rss) {
+        return Result.parse("check=1 heap_b=" + heap + " rss_b=" + rss);
+    }
+
+    private static String report(QuietGuard.Verdict verdict, Map<String, List<Result>> byPeer) {
+        Compare.Options o = Compare.parse(new String[] {"--workloads", "parked", "--peers", "gosched,vt", "--quick"});
+        return Compare.report(o, cells(o, byPeer), Map.of(), "4.58 3.00 2.00 1/2 3", "4.00 3.00 2.00 1/2 3",
+                4.0, 5.0, 1.0, verdict);
+    }
+
+    @Test
+    void aNoisyRunSaysSoInItsTitleAndHeader() {
+        String md = report(QuietGuard.Verdict.NOISY, Map.of());
+        assertThat(md.lines().findFirst().orElseThrow()).endsWith("(NOISY)");
+        assertThat(md).contains("> **NOISY**: the 1-minute load average was 4.58 at the start, above 1.00");
+    }
+
+    @Test
+    void aQuietRunHasNoNoisyMark() {
+        assertThat(report(QuietGuard.Verdict.QUIET, Map.of())).doesNotContain("NOISY");
+    }
+
+    @Test
+    void everyCellShowsItsMedianWithItsSpreadAndTheRatioStaysAsBefore() {
+        String md = report(QuietGuard.Verdict.QUIET, Map.of(
+                "gosched", List.of(parked(800, 900), parked(820, 950), parked(760, 1000)),
+                "vt", List.of(parked(1600, 1800), parked(1600, 1800))));
+        // gosched heap: median 800, farthest round 760 -> 5 %; vt: two equal rounds -> 0 %; ratio 1600/800.
+        assertThat(md).contains("| parked | heap after GC, B per parked goroutine | 800 ±5% | 1600 ±0% | 2.00 |");
+        assertThat(md).contains("| parked | RSS, B per parked goroutine | 950 ±5% | 1800 ±0% | 1.89 |");
+        assertThat(md).contains("fresh peer process", "-Xms=-Xmx=4g", "MemoryMXBean", "HeapInuse+StackInuse",
+                "after 3 warm-up passes", "RSS less one taken at the start of the process");
+    }
+
+    @Test
+    void spreadIsTheFarthestRoundFromTheMedian() {
+        assertThat(Compare.spread(List.of(100.0, 110.0, 70.0))).isEqualTo(0.30);
+        assertThat(Compare.spread(List.of(100.0))).isNaN();
+        assertThat(Compare.withSpread(List.of(100.0))).isEqualTo("100");
+        assertThat(Compare.withSpread(List.of(2.0, 2.5, 1.5))).isEqualTo("2.00 ±25%");
+    }
+
+    @Test
+    void theGuardOptionsParseAndTheWaitDefaultsDependOnQuick() {
+        Compare.Options full = Compare.parse(new String[0]);
+        assertThat(full.maxLoad).isEqualTo(1.0);
+        assertThat(full.waitQuietSeconds).isEqualTo(120);
+        assertThat(full.allowNoisy).isFalse();
+        assertThat(Compare.parse(new String[] {"--quick"}).waitQuietSeconds).isZero();
+        Compare.Options set = Compare.parse(new String[] {"--max-load", "1.5", "--wait-quiet", "30", "--allow-noisy",
+                "--parked-heap", "6g"});
+        assertThat(set.maxLoad).isEqualTo(1.5);
+        assertThat(set.waitQuietSeconds).isEqualTo(30);
+        assertThat(set.allowNoisy).isTrue();
+        assertThat(set.parkedHeap).isEqualTo("6g");
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--workloads", "parkd"}))
+                .hasMessageContaining("unknown workload parkd");
+    }
+}
