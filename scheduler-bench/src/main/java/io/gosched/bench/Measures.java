@@ -40,7 +40,7 @@ public final class Measures {
         long[] late = new long[gapCount];
         long covered = 0;
         for (int i = 0; i < gapCount; i++) {
-            late[i] = Math.max(0, gapsNanos[i] - Workload.HOG_TICK_NANOS);
+            late[i] = Math.max(0, gapsNanos[i] - BenchWorkload.HOG_TICK_NANOS);
             covered += gapsNanos[i];
         }
         Arrays.sort(late);
@@ -51,7 +51,7 @@ public final class Measures {
         m.put("ticks", (double) gapCount);
         boolean plausible = gapCount > 0
                 && covered >= millis * 1_000_000
-                && gapCount <= covered / Workload.HOG_TICK_NANOS + 2
+                && gapCount <= covered / BenchWorkload.HOG_TICK_NANOS + 2
                 && hogIterations0 + hogIterations1 > 0;
         return new Result(plausible ? 1 : 0, m);
     }
@@ -151,7 +151,7 @@ public final class Measures {
 
     /**
      * The platform thread's side of the wakeup workload: n times, wait until the receiver has
-     * recorded the previous sample, let the runtime go idle for {@link Workload#wakeGapNanos},
+     * recorded the previous sample, let the runtime go idle for {@link BenchWorkload#wakeGapNanos},
      * then send {@link System#nanoTime()} with a non-blocking send. {@code send} returns whether a
      * receiver was waiting. When {@code retry} is set a send that found none delivered nothing and
      * is tried again after another gap; otherwise (gosched's {@code sendAsync}, which leaves the
@@ -165,7 +165,7 @@ public final class Measures {
         for (long i = 0; i < n; i++) {
             while (received.getAsLong() < i) LockSupport.parkNanos(20_000);
             while (true) {
-                sleepUntil(System.nanoTime() + Workload.wakeGapNanos(i));
+                sleepUntil(System.nanoTime() + BenchWorkload.wakeGapNanos(i));
                 if (send.test(System.nanoTime())) break;
                 missed++;
                 if (!retry) break;

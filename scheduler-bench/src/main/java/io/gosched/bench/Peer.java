@@ -1,7 +1,7 @@
 package io.gosched.bench;
 
 /**
- * One implementation of every {@link Workload}, on one concurrency runtime. The same peer object
+ * One implementation of every {@link BenchWorkload}, on one concurrency runtime. The same peer object
  * runs many rounds; a peer owns its runtime (threads, pools) and releases it in {@link #close()}.
  *
  * <p>Each method times only the workload itself, from inside the runtime (the "main goroutine"),
@@ -42,7 +42,7 @@ public interface Peer extends AutoCloseable {
     /** n wake-ups of a parked receiver from a platform thread ({@link Measures#driveWakeups}). */
     Result wakeup(long n) throws Exception;
 
-    default Result run(Workload w, long n, long m) throws Exception {
+    default Result run(BenchWorkload w, long n, long m) throws Exception {
         return switch (w) {
             case SPAWN -> spawn(n);
             case PINGPONG -> pingpong(n);

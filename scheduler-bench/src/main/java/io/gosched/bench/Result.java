@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * What one run of a workload reports: the check value (compared with
- * {@link Workload#expected(long, long)}) and named metrics, lower is better.
+ * {@link BenchWorkload#expected(long, long)}) and named metrics, lower is better.
  */
 public record Result(long check, Map<String, Double> metrics) {
 

@@ -111,7 +111,7 @@ class FootprintTest {
         assertThat(sends).hasSize(4).isSorted();
         assertThat(missed).isEqualTo(3);   // attempts 2, 4, 6 failed; 1, 3, 5, 7 delivered
         long gaps = 0;
-        for (int i = 0; i < 4; i++) gaps += Workload.wakeGapNanos(i);
+        for (int i = 0; i < 4; i++) gaps += BenchWorkload.wakeGapNanos(i);
         assertThat(elapsed).isGreaterThanOrEqualTo(gaps);   // an idle gap before every attempt
     }
 
@@ -128,18 +128,18 @@ class FootprintTest {
 
     @Test
     void wakeGapsLieBetweenOneAndTwoMillisecondsAndMatchTheGoFormula() {
-        for (long i = 0; i < 5_000; i++) assertThat(Workload.wakeGapNanos(i)).isBetween(1_000_000L, 1_999_000L);
+        for (long i = 0; i < 5_000; i++) assertThat(BenchWorkload.wakeGapNanos(i)).isBetween(1_000_000L, 1_999_000L);
         // bench/go/main.go: time.Duration(1_000_000 + (i*7919%1000)*1000)
-        assertThat(Workload.wakeGapNanos(0)).isEqualTo(1_000_000);
-        assertThat(Workload.wakeGapNanos(1)).isEqualTo(1_000_000 + 919_000);
-        assertThat(Workload.wakeGapNanos(1999)).isEqualTo(1_000_000 + (1999L * 7919 % 1000) * 1000);
+        assertThat(BenchWorkload.wakeGapNanos(0)).isEqualTo(1_000_000);
+        assertThat(BenchWorkload.wakeGapNanos(1)).isEqualTo(1_000_000 + 919_000);
+        assertThat(BenchWorkload.wakeGapNanos(1999)).isEqualTo(1_000_000 + (1999L * 7919 % 1000) * 1000);
     }
 
     @Test
     void theNewRowsExpectTheirChecks() {
-        assertThat(Workload.PARKED.expected(1_000_000, 10_000)).isEqualTo(1_000_000L * 999_999 / 2);
-        assertThat(Workload.WAKEUP.expected(2_000, 0)).isEqualTo(2_000);
-        assertThat(Workload.of("parked").metrics()).containsExactly("heap_b", "rss_b");
-        assertThat(Workload.of("wakeup").metrics()).containsExactly("p50_us", "p99_us");
+        assertThat(BenchWorkload.PARKED.expected(1_000_000, 10_000)).isEqualTo(1_000_000L * 999_999 / 2);
+        assertThat(BenchWorkload.WAKEUP.expected(2_000, 0)).isEqualTo(2_000);
+        assertThat(BenchWorkload.of("parked").metrics()).containsExactly("heap_b", "rss_b");
+        assertThat(BenchWorkload.of("wakeup").metrics()).containsExactly("p50_us", "p99_us");
     }
 }

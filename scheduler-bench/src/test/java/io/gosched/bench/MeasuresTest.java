@@ -49,14 +49,14 @@ class MeasuresTest {
     @Test
     void sleepDurationsStayWithinOneToFiftyMillis() {
         for (long i = 0; i < 10_000; i++) {
-            for (long j = 0; j < 3; j++) assertThat(Workload.sleepMillis(i, j)).isBetween(1L, 50L);
+            for (long j = 0; j < 3; j++) assertThat(BenchWorkload.sleepMillis(i, j)).isBetween(1L, 50L);
         }
         // Pinned values: bench/go/main.go's sleepMillis must produce the same.
-        assertThat(new long[] {Workload.sleepMillis(0, 0), Workload.sleepMillis(1, 2), Workload.sleepMillis(99_999, 2)})
+        assertThat(new long[] {BenchWorkload.sleepMillis(0, 0), BenchWorkload.sleepMillis(1, 2), BenchWorkload.sleepMillis(99_999, 2)})
                 .containsExactly(sleepMillisGoValue(0, 0), sleepMillisGoValue(1, 2), sleepMillisGoValue(99_999, 2));
     }
 
-    /** Go's formula with unsigned 64-bit arithmetic, spelled out independently of Workload's. */
+    /** Go's formula with unsigned 64-bit arithmetic, spelled out independently of BenchWorkload's. */
     private static long sleepMillisGoValue(long i, long j) {
         java.math.BigInteger m64 = java.math.BigInteger.ONE.shiftLeft(64);
         java.math.BigInteger h = java.math.BigInteger.valueOf(i * 3 + j + 1)
@@ -67,9 +67,9 @@ class MeasuresTest {
 
     @Test
     void expectedValuesMatchTheirDefinitions() {
-        assertThat(Workload.FORKJOIN.expected(25, 0)).isEqualTo(75_025);
-        assertThat(Workload.PINGPONG.expected(3, 0)).isEqualTo(1 + 2 + 3);
-        assertThat(Workload.PRODCONS.expected(10, 128)).isEqualTo(Workload.messages(10) * (Workload.messages(10) - 1) / 2);
-        assertThat(Workload.CHAIN.expected(10_000, 100)).isEqualTo(1_000_000);
+        assertThat(BenchWorkload.FORKJOIN.expected(25, 0)).isEqualTo(75_025);
+        assertThat(BenchWorkload.PINGPONG.expected(3, 0)).isEqualTo(1 + 2 + 3);
+        assertThat(BenchWorkload.PRODCONS.expected(10, 128)).isEqualTo(BenchWorkload.messages(10) * (BenchWorkload.messages(10) - 1) / 2);
+        assertThat(BenchWorkload.CHAIN.expected(10_000, 100)).isEqualTo(1_000_000);
     }
 }

@@ -21,10 +21,10 @@ class WorkloadSmokeTest {
 
     static Stream<Arguments> cases() {
         return Stream.of("gosched", "vt", "kotlin")
-                .flatMap(p -> Stream.of(Workload.values()).map(w -> Arguments.of(p, w)));
+                .flatMap(p -> Stream.of(BenchWorkload.values()).map(w -> Arguments.of(p, w)));
     }
 
-    private static long[] tinySize(Workload w) {
+    private static long[] tinySize(BenchWorkload w) {
         return switch (w) {
             case SPAWN, PINGPONG, PRODCONS0, SELECT, GOSCHED -> new long[] {2_000, 0};
             case PRODCONS -> new long[] {8_000, 128};
@@ -39,7 +39,7 @@ class WorkloadSmokeTest {
 
     @ParameterizedTest(name = "{1} on {0}")
     @MethodSource("cases")
-    void workloadComputesItsExpectedResult(String peer, Workload w) throws Exception {
+    void workloadComputesItsExpectedResult(String peer, BenchWorkload w) throws Exception {
         Peer impl = PEERS.computeIfAbsent(peer + "/" + w.procs(), k -> PeerMain.create(peer, w.procs()));
         long[] size = tinySize(w);
         Result r = impl.run(w, size[0], size[1]);

@@ -1,7 +1,7 @@
 package io.gosched.bench.compare;
 
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -45,7 +45,7 @@ public final class Compare {
 
     /** Command-line options; see {@link #usage()}. */
     static final class Options {
-        List<Workload> workloads = List.of(Workload.values());
+        List<BenchWorkload> workloads = List.of(BenchWorkload.values());
         List<String> peers = ALL_PEERS;
         int warmup = 2, rounds = 5, procs = 2;
         boolean quick;
@@ -107,7 +107,7 @@ public final class Compare {
                   --variant-opt NAME=OPT  a JVM option of variant NAME only (repeatable; a variant gets
                                        no SafeJvm options unless given here)
                   --no-write           print the table only
-                """.formatted(String.join(",", Arrays.stream(Workload.values()).map(Workload::id).toList()));
+                """.formatted(String.join(",", Arrays.stream(BenchWorkload.values()).map(BenchWorkload::id).toList()));
     }
 
     static Options parse(String[] args) {
@@ -116,7 +116,7 @@ public final class Compare {
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
-                case "--workloads" -> o.workloads = Arrays.stream(args[++i].split(",")).map(Workload::of).toList();
+                case "--workloads" -> o.workloads = Arrays.stream(args[++i].split(",")).map(BenchWorkload::of).toList();
                 case "--peers" -> o.peers = List.of(args[++i].split(","));
                 case "--variant" -> {
                     String[] kv = args[++i].split("=", 2);
@@ -276,7 +276,7 @@ public final class Compare {
         }
     }
 
-    record Key(Workload workload, String peer) {}
+    record Key(BenchWorkload workload, String peer) {}
 
     /** All outcomes of one (workload, peer): results of measured rounds and failure messages. */
     static final class Cell {
@@ -290,7 +290,7 @@ public final class Compare {
         Map<String, PeerProcess> procs = new HashMap<>();
         Map<String, String> versions = new LinkedHashMap<>();
         Map<Key, Cell> cells = new LinkedHashMap<>();
-        for (Workload w : o.workloads) for (String p : o.peers) cells.put(new Key(w, p), new Cell());
+        for (BenchWorkload w : o.workloads) for (String p : o.peers) cells.put(new Key(w, p), new Cell());
         double startLoad = QuietGuard.waitForQuiet(Compare::loadavg, o.maxLoad, o.waitQuietSeconds, 5, s -> {
             try {
                 Thread.sleep(s * 1000);
@@ -313,14 +313,14 @@ public final class Compare {
                 double load = Double.parseDouble(loadavg().split(" ")[0]);
                 loadMin = Math.min(loadMin, load);
                 loadMax = Math.max(loadMax, load);
-                for (Workload w : o.workloads) {
+                for (BenchWorkload w : o.workloads) {
                     // hog and timers measure latency, not JIT-compiled code: one warm-up round is enough.
-                    boolean latency = w == Workload.HOG || w == Workload.TIMERS || w == Workload.WAKEUP;
+                    boolean latency = w == BenchWorkload.HOG || w == BenchWorkload.TIMERS || w == BenchWorkload.WAKEUP;
                     if (!measured && latency && r < o.warmup - 1) continue;
                     // Each parked run is a fresh process: nothing of a warm-up would carry over.
-                    if (!measured && w == Workload.PARKED) continue;
+                    if (!measured && w == BenchWorkload.PARKED) continue;
                     long n = w.n(o.quick), m = w.m(o.quick);
-                    int p = w == Workload.GOSCHED ? 1 : o.procs;
+                    int p = w == BenchWorkload.GOSCHED ? 1 : o.procs;
                     for (int k = 0; k < o.peers.size(); k++) {
                         String peer = o.peers.get((k + r) % o.peers.size());
                         String outcome = runOne(o, procs, versions, peer, p, w, n, m, measured ? cells.get(new Key(w, peer)) : null);
@@ -350,13 +350,13 @@ public final class Compare {
 
     /** Runs one round of w on peer; returns the progress text. A null cell means warm-up. */
     private static String runOne(Options o, Map<String, PeerProcess> procs, Map<String, String> versions,
-                                 String peer, int p, Workload w, long n, long m, Cell cell) throws InterruptedException {
+                                 String peer, int p, BenchWorkload w, long n, long m, Cell cell) throws InterruptedException {
         String key = peer + "/" + p;
         String failure;
         PeerProcess fresh = null;
         try {
             PeerProcess pp = procs.get(key);
-            if (w == Workload.PARKED) {
+            if (w == BenchWorkload.PARKED) {
                 // RSS only grows within a process (and with -Xms = -Xmx the JVM's heap is never
                 // uncommitted): a baseline taken in a process that already ran 1M goroutines would
                 // hide the parked goroutines' pages. One fresh process per parked run.
@@ -438,7 +438,7 @@ public final class Compare {
         return String.format(Locale.ROOT, "%.2f", v);
     }
 
-    static String label(Workload w, String metric) {
+    static String label(BenchWorkload w, String metric) {
         return switch (w.id() + "/" + metric) {
             case "spawn/ns_op" -> "ns per goroutine";
             case "pingpong/ns_op" -> "ns per round trip";
@@ -483,14 +483,14 @@ public final class Compare {
         sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xms=-Xmx=").append(o.heap)
                 .append(", default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
                 .append("\n");
-        if (o.workloads.contains(Workload.PARKED)) {
+        if (o.workloads.contains(BenchWorkload.PARKED)) {
             sb.append("- parked: every run in a fresh peer process (RSS only grows within one), JVM peers -Xms=-Xmx=")
                     .append(o.parkedHeap).append("; heap = MemoryMXBean heap used right after System.gc() (a full,")
                     .append(" compacting G1 collection), repeated until stable; Go = HeapInuse+StackInuse after runtime.GC();")
                     .append(" RSS = VmRSS; heap less a baseline taken after ").append(io.gosched.bench.Measures.PARKED_WARMUP_PASSES)
                     .append(" warm-up passes of m goroutines (JIT-compiled frames), RSS less one taken at the start of the process\n");
         }
-        if (o.workloads.contains(Workload.WAKEUP)) {
+        if (o.workloads.contains(BenchWorkload.WAKEUP)) {
             sb.append("- wakeup: gap of 1-2 ms before each send, so every P/carrier is idle; Go's sender is a goroutine")
                     .append(" locked to its OS thread (Go has no thread outside its scheduler)\n");
         }
@@ -499,7 +499,7 @@ public final class Compare {
                 + " median of the measured rounds; %s sizes; %.1f min in all%n", o.warmup, o.rounds, o.quick ? "QUICK" : "full", minutes));
         sb.append("- Sizes (n, m): ");
         List<String> sizes = new ArrayList<>();
-        for (Workload w : o.workloads) sizes.add(w.id() + " " + w.n(o.quick) + (w.m(o.quick) != 0 ? "," + w.m(o.quick) : ""));
+        for (BenchWorkload w : o.workloads) sizes.add(w.id() + " " + w.n(o.quick) + (w.m(o.quick) != 0 ? "," + w.m(o.quick) : ""));
         sb.append(String.join("; ", sizes)).append("\n\n");
         sb.append("Lower is better everywhere. `peer/gosched` > 1 means gosched is ahead of that peer."
                 + " ±: the largest distance of a measured round from the median.\n\n");
@@ -516,7 +516,7 @@ public final class Compare {
         sb.append("\n|---|---|");
         for (int i = 0; i < o.peers.size() + (hasGosched ? others.size() : 0) + vtOver.size(); i++) sb.append("---:|");
         sb.append('\n');
-        for (Workload w : o.workloads) {
+        for (BenchWorkload w : o.workloads) {
             for (String metric : w.metrics()) {
                 sb.append("| ").append(w.id()).append(" | ").append(label(w, metric)).append(" |");
                 for (String p : o.peers) {

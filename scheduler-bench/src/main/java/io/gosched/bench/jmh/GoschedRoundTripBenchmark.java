@@ -2,7 +2,7 @@ package io.gosched.bench.jmh;
 
 import io.gosched.bench.Peer;
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import io.gosched.bench.peer.PeerMain;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -54,6 +54,6 @@ public class GoschedRoundTripBenchmark {
     @Benchmark
     @OperationsPerInvocation(YIELDS)
     public Result gosched() throws Exception {
-        return PeerBenchmarks.checked(Workload.GOSCHED, YIELDS, 0, impl.gosched(YIELDS));
+        return PeerBenchmarks.checked(BenchWorkload.GOSCHED, YIELDS, 0, impl.gosched(YIELDS));
     }
 }

@@ -2,7 +2,7 @@ package io.gosched.bench.jmh;
 
 import io.gosched.bench.Peer;
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import io.gosched.bench.peer.PeerMain;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * gosched against JDK virtual threads in the same JMH run, on the workloads of the comparison
- * harness ({@link Workload}), both at parallelism 2. One JMH operation is one goroutine, round
+ * harness ({@link BenchWorkload}), both at parallelism 2. One JMH operation is one goroutine, round
  * trip, message or select (the workload's unit, via {@link OperationsPerInvocation}); chain is per
  * traversal and forkjoin per fib(25). Each invocation checks its result, so a broken runtime fails
  * the benchmark instead of reporting a time. Run: see bench/README.md.
@@ -53,7 +53,7 @@ public class PeerBenchmarks {
         impl.close();
     }
 
-    static Result checked(Workload w, long n, long m, Result r) {
+    static Result checked(BenchWorkload w, long n, long m, Result r) {
         long want = w.expected(n, m);
         if (r.check() != want) throw new IllegalStateException(w.id() + ": check " + r.check() + ", want " + want);
         return r;
@@ -63,28 +63,28 @@ public class PeerBenchmarks {
     @Benchmark
     @OperationsPerInvocation(SPAWN)
     public Result spawn() throws Exception {
-        return checked(Workload.SPAWN, SPAWN, 0, impl.spawn(SPAWN));
+        return checked(BenchWorkload.SPAWN, SPAWN, 0, impl.spawn(SPAWN));
     }
 
     /** 1 op = one round trip over two unbuffered channels. */
     @Benchmark
     @OperationsPerInvocation(PINGPONG)
     public Result pingpong() throws Exception {
-        return checked(Workload.PINGPONG, PINGPONG, 0, impl.pingpong(PINGPONG));
+        return checked(BenchWorkload.PINGPONG, PINGPONG, 0, impl.pingpong(PINGPONG));
     }
 
     /** 1 op = one message, 4 producers x 4 consumers over a 128-slot channel. */
     @Benchmark
     @OperationsPerInvocation(PRODCONS)
     public Result prodcons128() throws Exception {
-        return checked(Workload.PRODCONS, PRODCONS, 128, impl.prodcons(PRODCONS, 128));
+        return checked(BenchWorkload.PRODCONS, PRODCONS, 128, impl.prodcons(PRODCONS, 128));
     }
 
     /** 1 op = one message, 4 producers x 4 consumers over an unbuffered channel. */
     @Benchmark
     @OperationsPerInvocation(PRODCONS0)
     public Result prodcons0() throws Exception {
-        return checked(Workload.PRODCONS0, PRODCONS0, 0, impl.prodcons(PRODCONS0, 0));
+        return checked(BenchWorkload.PRODCONS0, PRODCONS0, 0, impl.prodcons(PRODCONS0, 0));
     }
 
     /** 1 op = one traversal of a daisy chain of 10,000 goroutines. */
@@ -92,20 +92,20 @@ public class PeerBenchmarks {
     @OperationsPerInvocation(CHAIN_TRAVERSALS)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public Result chain() throws Exception {
-        return checked(Workload.CHAIN, CHAIN_LENGTH, CHAIN_TRAVERSALS, impl.chain(CHAIN_LENGTH, CHAIN_TRAVERSALS));
+        return checked(BenchWorkload.CHAIN, CHAIN_LENGTH, CHAIN_TRAVERSALS, impl.chain(CHAIN_LENGTH, CHAIN_TRAVERSALS));
     }
 
     /** 1 op = fib(25) with a goroutine per call above n=2, joined through a 1-slot channel. */
     @Benchmark
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
     public Result forkjoin() throws Exception {
-        return checked(Workload.FORKJOIN, FIB, 0, impl.forkjoin(FIB));
+        return checked(BenchWorkload.FORKJOIN, FIB, 0, impl.forkjoin(FIB));
     }
 
     /** 1 op = one 4-case select receiving from 4 senders. */
     @Benchmark
     @OperationsPerInvocation(SELECT)
     public Result select() throws Exception {
-        return checked(Workload.SELECT, SELECT, 0, impl.select(SELECT));
+        return checked(BenchWorkload.SELECT, SELECT, 0, impl.select(SELECT));
     }
 }

@@ -5,7 +5,7 @@ import io.gosched.bench.HogState;
 import io.gosched.bench.Measures;
 import io.gosched.bench.Peer;
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
@@ -82,7 +82,7 @@ public final class GoschedPeer implements Peer {
     @Override
     public Result prodcons(long n, int capacity) throws Exception {
         return main(() -> {
-            int parties = Workload.PARALLEL_PARTIES;
+            int parties = BenchWorkload.PARALLEL_PARTIES;
             long per = n / parties;
             Chan<Long> ch = Chan.make(capacity);
             AtomicLong sum = new AtomicLong();
@@ -163,7 +163,7 @@ public final class GoschedPeer implements Peer {
                 Go.go(() -> {
                     long mySum = 0, myMax = 0, myEarly = 0;
                     for (long j = 0; j < sleeps; j++) {
-                        long d = Workload.sleepMillis(id, j) * 1_000_000;
+                        long d = BenchWorkload.sleepMillis(id, j) * 1_000_000;
                         long s = System.nanoTime();
                         Go.sleep(Duration.ofNanos(d));
                         long late = System.nanoTime() - s - d;
@@ -191,7 +191,7 @@ public final class GoschedPeer implements Peer {
             long[] gaps = new long[(int) (millis * 2 + 16)];
             int gapCount = 0;
             // The ticker is created before the hogs start: starvation before its first tick counts.
-            Ticker ticker = Ticker.newTicker(Duration.ofNanos(Workload.HOG_TICK_NANOS));
+            Ticker ticker = Ticker.newTicker(Duration.ofNanos(BenchWorkload.HOG_TICK_NANOS));
             long prev = System.nanoTime();
             hogs.add(2);
             for (int h = 0; h < 2; h++) {
@@ -218,7 +218,7 @@ public final class GoschedPeer implements Peer {
     @Override
     public Result select(long n) throws Exception {
         return main(() -> {
-            int parties = Workload.PARALLEL_PARTIES;
+            int parties = BenchWorkload.PARALLEL_PARTIES;
             long per = n / parties;
             @SuppressWarnings("unchecked")
             Chan<Long>[] chans = new Chan[parties];

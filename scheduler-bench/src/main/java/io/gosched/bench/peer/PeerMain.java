@@ -2,7 +2,7 @@ package io.gosched.bench.peer;
 
 import io.gosched.bench.Peer;
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import io.gosched.bench.kotlin.KotlinPeer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -52,7 +52,7 @@ public final class PeerMain {
                 }
                 try {
                     System.gc();
-                    Result r = peer.run(Workload.of(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]));
+                    Result r = peer.run(BenchWorkload.of(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]));
                     proto.println("OK " + r.toLine());
                 } catch (Throwable e) {
                     e.printStackTrace();

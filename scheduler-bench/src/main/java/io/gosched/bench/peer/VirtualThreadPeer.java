@@ -5,7 +5,7 @@ import io.gosched.bench.HogState;
 import io.gosched.bench.Measures;
 import io.gosched.bench.Peer;
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
@@ -98,7 +98,7 @@ public final class VirtualThreadPeer implements Peer {
     @Override
     public Result prodcons(long n, int capacity) throws Exception {
         return inVirtualThread(() -> {
-            int parties = Workload.PARALLEL_PARTIES;
+            int parties = BenchWorkload.PARALLEL_PARTIES;
             long per = n / parties;
             BlockingQueue<Long> ch = channel(capacity);
             AtomicLong sum = new AtomicLong();
@@ -195,7 +195,7 @@ public final class VirtualThreadPeer implements Peer {
                     long mySum = 0, myMax = 0, myEarly = 0;
                     try {
                         for (long j = 0; j < sleeps; j++) {
-                            long d = Workload.sleepMillis(id, j) * 1_000_000;
+                            long d = BenchWorkload.sleepMillis(id, j) * 1_000_000;
                             long s = System.nanoTime();
                             Thread.sleep(d / 1_000_000);
                             long late = System.nanoTime() - s - d;
@@ -226,7 +226,7 @@ public final class VirtualThreadPeer implements Peer {
             long[] gaps = new long[(int) (millis * 2 + 16)];
             int gapCount = 0;
             // The ticker is "created" before the hogs start: starvation before its first tick counts.
-            long prev = System.nanoTime(), next = prev + Workload.HOG_TICK_NANOS;
+            long prev = System.nanoTime(), next = prev + BenchWorkload.HOG_TICK_NANOS;
             for (int h = 0; h < 2; h++) {
                 int hog = h;
                 Thread.startVirtualThread(() -> {
@@ -242,7 +242,7 @@ public final class VirtualThreadPeer implements Peer {
                 if (gapCount < gaps.length) gaps[gapCount++] = now - prev;
                 prev = now;
                 if (st.stop) break;
-                do next += Workload.HOG_TICK_NANOS; while (next <= now);   // drop missed ticks, keep the phase
+                do next += BenchWorkload.HOG_TICK_NANOS; while (next <= now);   // drop missed ticks, keep the phase
             }
             done.await();
             return Measures.hog(millis, gaps, gapCount, st.iterations[0], st.iterations[1]);
@@ -254,7 +254,7 @@ public final class VirtualThreadPeer implements Peer {
         return inVirtualThread(() -> {
             // The JDK has no select: a counting semaphore says "some channel has a sender", and
             // the receiver polls the four queues from a random start (Go's uniform choice).
-            int parties = Workload.PARALLEL_PARTIES;
+            int parties = BenchWorkload.PARALLEL_PARTIES;
             long per = n / parties;
             @SuppressWarnings("unchecked")
             SynchronousQueue<Long>[] chans = new SynchronousQueue[parties];

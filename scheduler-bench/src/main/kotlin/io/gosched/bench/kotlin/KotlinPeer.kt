@@ -5,7 +5,7 @@ import io.gosched.bench.HogState
 import io.gosched.bench.Measures
 import io.gosched.bench.Peer
 import io.gosched.bench.Result
-import io.gosched.bench.Workload
+import io.gosched.bench.BenchWorkload
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.time.Duration.Companion.nanoseconds
 import kotlinx.coroutines.CoroutineScope
@@ -60,7 +60,7 @@ class KotlinPeer : Peer {
     }
 
     override fun prodcons(n: Long, capacity: Int): Result = main {
-        val parties = Workload.PARALLEL_PARTIES
+        val parties = BenchWorkload.PARALLEL_PARTIES
         val per = n / parties
         val ch = Channel<Long>(capacity)
         val sum = AtomicLong()
@@ -126,7 +126,7 @@ class KotlinPeer : Peer {
                     var myMax = 0L
                     var myEarly = 0L
                     for (j in 0 until sleeps) {
-                        val d = Workload.sleepMillis(i, j) * 1_000_000
+                        val d = BenchWorkload.sleepMillis(i, j) * 1_000_000
                         val s = System.nanoTime()
                         delay(d / 1_000_000)
                         val late = System.nanoTime() - s - d
@@ -150,7 +150,7 @@ class KotlinPeer : Peer {
         var gapCount = 0
         // The ticker is "created" before the hogs start: starvation before its first tick counts.
         var prev = System.nanoTime()
-        var next = prev + Workload.HOG_TICK_NANOS
+        var next = prev + BenchWorkload.HOG_TICK_NANOS
         val hogs = List(2) { h -> launch { st.iterations[h] = HogState.spin(st) } }
         Measures.hogStopper(millis) { st.stop = true }
         // The main coroutine is the ticker: fixed rate like Go's; delay rounds up to whole ms.
@@ -163,14 +163,14 @@ class KotlinPeer : Peer {
             if (gapCount < gaps.size) gaps[gapCount++] = now - prev
             prev = now
             if (st.stop) break
-            do next += Workload.HOG_TICK_NANOS while (next <= now)
+            do next += BenchWorkload.HOG_TICK_NANOS while (next <= now)
         }
         hogs.forEach { it.join() }
         Measures.hog(millis, gaps, gapCount, st.iterations[0], st.iterations[1])
     }
 
     override fun select(n: Long): Result = main {
-        val parties = Workload.PARALLEL_PARTIES
+        val parties = BenchWorkload.PARALLEL_PARTIES
         val per = n / parties
         val chans = Array(parties) { Channel<Long>() }
         val t0 = System.nanoTime()

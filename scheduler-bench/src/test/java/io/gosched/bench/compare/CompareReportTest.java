@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.gosched.bench.Result;
-import io.gosched.bench.Workload;
+import io.gosched.bench.BenchWorkload;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +15,7 @@ class CompareReportTest {
 
     private static Map<Compare.Key, Compare.Cell> cells(Compare.Options o, Map<String, List<Result>> byPeer) {
         Map<Compare.Key, Compare.Cell> cells = new LinkedHashMap<>();
-        for (Workload w : o.workloads) {
+        for (BenchWorkload w : o.workloads) {
             for (String p : o.peers) {
                 Compare.Cell c = new Compare.Cell();
                 c.ok.addAll(byPeer.getOrDefault(p, List.of()));

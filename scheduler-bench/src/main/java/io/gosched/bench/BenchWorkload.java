@@ -12,7 +12,7 @@ import java.util.Locale;
  * loses or duplicates work fails instead of looking fast. {@code n} and {@code m} are the two size
  * parameters; their meaning is per workload (see each constant).
  */
-public enum Workload {
+public enum BenchWorkload {
     /** n goroutines, each an atomic increment, then wait for all. Metric: ns per goroutine. check = n. */
     SPAWN("spawn", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
     /** n round trips over two unbuffered channels. Metric: ns per round trip. check = n(n+1)/2. */
@@ -63,7 +63,7 @@ public enum Workload {
     private final int procs;
     private final List<String> metrics;
 
-    Workload(String id, long n, long m, long quickN, long quickM, int procs, List<String> metrics) {
+    BenchWorkload(String id, long n, long m, long quickN, long quickM, int procs, List<String> metrics) {
         this.id = id;
         this.n = n;
         this.m = m;
@@ -85,8 +85,8 @@ public enum Workload {
     /** The metrics shown in the comparison table, lower is better for all of them. */
     public List<String> metrics() { return metrics; }
 
-    public static Workload of(String id) {
-        for (Workload w : values()) {
+    public static BenchWorkload of(String id) {
+        for (BenchWorkload w : values()) {
             if (w.id.equals(id.toLowerCase(Locale.ROOT))) return w;
         }
         throw new IllegalArgumentException("unknown workload " + id);
