@@ -166,6 +166,14 @@ public final class Bubble {
         return ofCaller() != null;
     }
 
+    /**
+     * The caller's bubble, or null outside one: for a sync object that belongs to the bubble of
+     * its first use rather than of its maker (sync.WaitGroup, Go: internal/synctest.Associate).
+     */
+    public static Bubble current() {
+        return ofCaller();
+    }
+
     // =============================================================================================
     // Runtime hooks
     // =============================================================================================

@@ -69,11 +69,10 @@ public final class Sema {
             throw new IllegalArgumentException("negative semaphore count: " + initial);
         }
         this.count = initial;
-        // A WaitGroup made in a bubble is the bubble's: waiting on it is durable (Go 1.25 ties a
-        // WaitGroup to a bubble at its first Add; here at its creation). Other sync objects keep
-        // their reason: Cond.Wait is durable anywhere, mutexes never are (Go: isIdleInSynctest).
-        this.reason = reason == WaitReason.SYNC_WAITGROUP_WAIT && Bubble.ofCaller() != null
-                ? WaitReason.SYNCTEST_WAITGROUP_WAIT : reason;
+        // Durability in a bubble follows the reason (Go: isIdleInSynctest): Cond.Wait is durable
+        // anywhere, mutexes never are, and a WaitGroup's wait is durable only when the group is
+        // the waiter's bubble's, which its Wait decides each time (acquireWaitGroup).
+        this.reason = reason;
     }
 
     /** Takes one count, waiting (at the back of the queue) while there is none. Go: runtime/sema.go semacquire */
@@ -87,11 +86,24 @@ public final class Sema {
      * Go: runtime/sema.go semacquire1
      */
     public void acquire(boolean lifo) {
+        acquire(lifo, reason);
+    }
+
+    /**
+     * sync.WaitGroup's wait: takes one count, waiting at the back of the queue; {@code durable}
+     * when the group belongs to the caller's bubble, so the bubble may count the waiter blocked
+     * (Go: runtime/sema.go sync_runtime_SemacquireWaitGroup(addr, synctestDurable)).
+     */
+    public void acquireWaitGroup(boolean durable) {
+        acquire(false, durable ? WaitReason.SYNCTEST_WAITGROUP_WAIT : WaitReason.SYNC_WAITGROUP_WAIT);
+    }
+
+    private void acquire(boolean lifo, WaitReason reason) {
         G gp = Scheduler.getg();
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
                 Scheduler.syscallCallback(gp, () -> {
-                    acquire(lifo);
+                    acquire(lifo, reason);
                     return null;
                 });
                 return;

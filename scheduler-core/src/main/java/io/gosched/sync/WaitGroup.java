@@ -1,6 +1,9 @@
 package io.gosched.sync;
 
+import io.gosched.runtime.Bubble;
 import io.gosched.runtime.Sema;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -9,21 +12,30 @@ import java.util.concurrent.atomic.AtomicLong;
  * and {@link #await()} blocks until the counter is zero. A WaitGroup may be reused once every
  * {@code await} of the previous round has returned.
  *
+ * <p>In a synctest bubble (Go 1.25): the first {@code add} from inside a bubble ties the group to
+ * that bubble until its counter is back at zero, and a wait on it from a member is then durable.
+ * Adds to a tied group from another bubble, or from outside while it is tied (and adds from a
+ * bubble to a group already counting for outside), throw Go's fatal errors as
+ * IllegalStateException. A group used outside bubbles only is untouched: one load of the
+ * caller's bubble per add.
+ *
  * <p>Go: sync/waitgroup.go
  */
 public final class WaitGroup {
     /*
      * state: one long, updated as a whole so that counter and waiters change atomically together.
      *
-     *   63                             32 31                              0
-     *  +--------------------------------+---------------------------------+
-     *  |   counter (signed 32-bit)      |   waiters (unsigned 32-bit)     |
-     *  +--------------------------------+---------------------------------+
+     *   63                             32  31  30                          0
+     *  +--------------------------------+---+------------------------------+
+     *  |   counter (signed 32-bit)      | B |  waiters (unsigned 31-bit)   |
+     *  +--------------------------------+---+------------------------------+
      *
-     * Go 1.25 reserves one more low bit for synctest bubbles; there is no synctest here.
+     * B: an add from inside a synctest bubble counts in this round (Go 1.25 waitGroupBubbleFlag);
+     * the bubble it counts for is in {@code bubble}.
      */
     static final int COUNTER_SHIFT = 32;
-    static final long WAITERS_MASK = 0xFFFF_FFFFL;
+    static final long BUBBLE_FLAG = 0x8000_0000L;
+    static final long WAITERS_MASK = 0x7FFF_FFFFL;
 
     static int counter(long state) {
         return (int) (state >> COUNTER_SHIFT);
@@ -39,17 +51,56 @@ public final class WaitGroup {
 
     private final AtomicLong state = new AtomicLong();
     private final Sema sema = new Sema(0, "sync.WaitGroup.Wait");
+    /** The bubble this round's adds came from, while B is set; null otherwise. Go: the bubble special. */
+    private volatile Bubble bubble;
+
+    private static final VarHandle BUBBLE;
+
+    static {
+        try {
+            BUBBLE = MethodHandles.lookup().findVarHandle(WaitGroup.class, "bubble", Bubble.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    static final String MULTIPLE_BUBBLES = "sync: WaitGroup.Add called from multiple synctest bubbles";
+    static final String INSIDE_AND_OUTSIDE = "sync: WaitGroup.Add called from inside and outside synctest bubble";
 
     /**
      * Adds delta (possibly negative) to the counter; at zero, releases every waiter.
      *
      * @throws IllegalStateException when the counter would go negative ("sync: negative WaitGroup
      *     counter"), or on an add from zero racing with a wait ("sync: WaitGroup misuse: Add called
-     *     concurrently with Wait")
+     *     concurrently with Wait"); in a synctest bubble, Go's fatal errors for a group moved
+     *     between bubbles ("sync: WaitGroup.Add called from multiple synctest bubbles") or used from
+     *     inside and outside one ("sync: WaitGroup.Add called from inside and outside synctest
+     *     bubble") while its counter is not back at zero
      *     Go: sync/waitgroup.go WaitGroup.Add
      */
     public void add(int delta) {
+        Bubble mine = Bubble.current();
+        boolean bubbled = false;
+        if (mine != null) {
+            Bubble tied = (Bubble) BUBBLE.compareAndExchange(this, null, mine);
+            if (tied != null && tied != mine) {
+                throw new IllegalStateException(MULTIPLE_BUBBLES);
+            }
+            bubbled = true;
+            long before = state.getAndUpdate(x -> x | BUBBLE_FLAG);
+            if (before != 0 && (before & BUBBLE_FLAG) == 0) {
+                state.getAndUpdate(x -> x & ~BUBBLE_FLAG); // leave the group as it was: it counts for outside
+                if (tied == null) {
+                    bubble = null;
+                }
+                throw new IllegalStateException(INSIDE_AND_OUTSIDE); // counting for outside already
+            }
+        }
         long s = state.addAndGet((long) delta << COUNTER_SHIFT);
+        if ((s & BUBBLE_FLAG) != 0 && !bubbled) {
+            state.addAndGet(-((long) delta << COUNTER_SHIFT));
+            throw new IllegalStateException(INSIDE_AND_OUTSIDE); // counting for a bubble
+        }
         int v = counter(s);
         int w = waiters(s);
         if (v < 0) {
@@ -59,7 +110,16 @@ public final class WaitGroup {
         if (w != 0 && delta > 0 && v == delta) {
             throw new IllegalStateException("sync: WaitGroup misuse: Add called concurrently with Wait");
         }
-        if (v > 0 || w == 0) {
+        if (v > 0) {
+            return;
+        }
+        if (w == 0) {
+            // Back at zero with nobody waiting: the round is over, so the group no longer counts
+            // for a bubble and may be used from another one (Go: TestWaitGroupMovedBetweenBubbles-
+            // WithZeroCount). Only a state still exactly "B, zero" is cleared.
+            if (bubbled && state.compareAndSet(BUBBLE_FLAG, 0)) {
+                bubble = null;
+            }
             return;
         }
         // This goroutine has set counter to 0 when waiters > 0. Now there can't be concurrent
@@ -68,8 +128,11 @@ public final class WaitGroup {
         if (state.get() != s) {
             throw new IllegalStateException("sync: WaitGroup misuse: Add called concurrently with Wait");
         }
-        // Reset waiters count to 0.
+        // Reset waiters count to 0; the round is over, and so is any tie to a bubble.
         state.set(0);
+        if (bubbled) {
+            bubble = null;
+        }
         for (; w != 0; w--) {
             sema.release(false);
         }
@@ -95,7 +158,9 @@ public final class WaitGroup {
             }
             // Increment waiters count.
             if (state.compareAndSet(s, s + 1)) {
-                sema.acquire(false);
+                // Durable only for a member of the bubble this round counts for (Go: IsAssociated)
+                boolean durable = (s & BUBBLE_FLAG) != 0 && bubble != null && bubble == Bubble.current();
+                sema.acquireWaitGroup(durable);
                 if (state.get() != 0) {
                     throw new IllegalStateException("sync: WaitGroup is reused before previous Wait has returned");
                 }

@@ -20,12 +20,15 @@ class WaitGroupTest {
     @Test
     void stateRoundTrip() {
         int[] counters = {0, 1, -1, 7, Integer.MAX_VALUE, Integer.MIN_VALUE, 123456};
-        int[] waiters = {0, 1, 2, Integer.MAX_VALUE, -1 /* 0xFFFFFFFF */, 65536};
+        int[] waiters = {0, 1, 2, Integer.MAX_VALUE /* 31 bits: bit 31 is the bubble flag */, 65536};
         for (int c : counters) {
             for (int w : waiters) {
                 long s = WaitGroup.pack(c, w);
                 assertThat(WaitGroup.counter(s)).as("counter of pack(%d, %d)", c, w).isEqualTo(c);
                 assertThat(WaitGroup.waiters(s)).as("waiters of pack(%d, %d)", c, w).isEqualTo(w);
+                long flagged = s | WaitGroup.BUBBLE_FLAG;
+                assertThat(WaitGroup.counter(flagged)).as("counter of flagged pack(%d, %d)", c, w).isEqualTo(c);
+                assertThat(WaitGroup.waiters(flagged)).as("waiters of flagged pack(%d, %d)", c, w).isEqualTo(w);
             }
         }
         // Adding delta << 32 changes only the counter; +1 only the waiters.

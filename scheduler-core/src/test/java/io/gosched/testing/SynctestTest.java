@@ -508,6 +508,81 @@ class SynctestTest {
         }
     }
 
+    /** Go: TestWaitGroupMovedIntoBubble. An add from a bubble to a group counting for outside. */
+    @Test
+    void TestWaitGroupMovedIntoBubble() {
+        WaitGroup wg = new WaitGroup();
+        wg.add(1);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        synctest(() -> {
+            try {
+                wg.add(1);
+            } catch (IllegalStateException e) {
+                thrown.set(e);
+            }
+        });
+        assertThat(thrown.get()).hasMessage("sync: WaitGroup.Add called from inside and outside synctest bubble");
+        wg.done(); // the refused add left the group as it was: one count, for outside
+        wg.await();
+    }
+
+    /** Go: TestWaitGroupMovedOutOfBubble. An add from outside to a group still counting for a bubble. */
+    @Test
+    void TestWaitGroupMovedOutOfBubble() {
+        WaitGroup wg = new WaitGroup();
+        synctest(() -> wg.add(1));
+        assertThatThrownBy(() -> wg.add(1)).isInstanceOf(IllegalStateException.class)
+                .hasMessage("sync: WaitGroup.Add called from inside and outside synctest bubble");
+    }
+
+    /** Go: TestWaitGroupMovedBetweenBubblesWithNonZeroCount. */
+    @Test
+    void TestWaitGroupMovedBetweenBubblesWithNonZeroCount() {
+        WaitGroup wg = new WaitGroup();
+        synctest(() -> wg.add(1));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        synctest(() -> {
+            try {
+                wg.add(1);
+            } catch (IllegalStateException e) {
+                thrown.set(e);
+            }
+        });
+        assertThat(thrown.get()).hasMessage("sync: WaitGroup.Add called from multiple synctest bubbles");
+    }
+
+    /** Go: TestWaitGroupMovedBetweenBubblesWithZeroCount. Back at zero, the group is free again. */
+    @Test
+    void TestWaitGroupMovedBetweenBubblesWithZeroCount() {
+        WaitGroup wg = new WaitGroup();
+        synctest(() -> {
+            wg.add(1);
+            wg.done();
+        });
+        synctest(() -> {
+            wg.add(1);
+            wg.done();
+        });
+        wg.add(1); // and from outside
+        wg.done();
+    }
+
+    /** Go: TestWaitGroupMovedBetweenBubblesAfterWait. A wait in each bubble is durable (the clock moves). */
+    @Test
+    void TestWaitGroupMovedBetweenBubblesAfterWait() {
+        WaitGroup wg = new WaitGroup();
+        List<Duration> took = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            synctest(() -> {
+                Instant start = Time.now();
+                wg.go(() -> Go.sleep(Duration.ofSeconds(3)));
+                wg.await();
+                took.add(Duration.between(start, Time.now()));
+            });
+        }
+        assertThat(took).containsExactly(Duration.ofSeconds(3), Duration.ofSeconds(3));
+    }
+
     /** Effects in a bubble happen before Wait returns, and before test returns. */
     @Test
     void TestHappensBefore() {
