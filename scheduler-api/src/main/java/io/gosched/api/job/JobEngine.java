@@ -131,14 +131,14 @@ final class JobEngine {
     private record Live(JobStore.Progress progress, long atNanos) {}
 
     /**
-     * Embedded mode: the parsed specs of up to {@value #PARSED_CACHE} queued jobs, by id, from
-     * their submission to their claim, so that a job is not parsed twice when the queue is short
-     * (the common case). The memory is within the jobs' budget charge, which is the parsed
-     * request's estimate while the store keeps only its JSON text; the bound keeps a deep queue
-     * at the text's size. In cluster mode another node may claim the job: nothing is cached.
+     * Embedded mode: the parsed spec of every queued job, by id, from its submission to its claim,
+     * so that no job is parsed twice, however deep the queue. What it holds is what the store's
+     * charge for the request estimates ({@link JobMemory#requestBytes}: the parsed request); the
+     * store charges its JSON text on top ({@link io.gosched.api.job.local.InMemoryJobStore}), so
+     * the two together stay within the budget. In cluster mode another node may claim the job:
+     * nothing is cached.
      */
     private final ConcurrentHashMap<String, JobSpec> parsed = new ConcurrentHashMap<>();
-    private static final int PARSED_CACHE = 4096;
 
     /** Jobs this node runs now, by id. */
     private final ConcurrentHashMap<String, Local> held = new ConcurrentHashMap<>();
@@ -319,7 +319,7 @@ final class JobEngine {
         } finally {
             SIZED.remove();
         }
-        boolean cached = local && parsed.size() < PARSED_CACHE && parsed.putIfAbsent(id, spec) == null;
+        boolean cached = local && parsed.putIfAbsent(id, spec) == null;
         try {
             queue.enqueue(new JobTicket(id, 1, spec.priority(), spec.notBefore(), pin));
         } catch (RuntimeException e) {
