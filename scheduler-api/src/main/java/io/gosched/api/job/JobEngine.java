@@ -82,7 +82,9 @@ import org.springframework.http.codec.ServerSentEvent;
  *     when it starts. The head waits rather than being overtaken, so priority order holds
  *     strictly; nothing more is pulled meanwhile, so other nodes take the rest;</li>
  * <li>finishers (platform threads) write an attempt's outcome with a fenced CAS and ack, retrying
- *     while the store cannot be reached: goroutines never block on the network;</li>
+ *     while the store cannot be reached: goroutines never block on the network. In embedded mode
+ *     the attempt's main goroutine writes its outcome itself (the in-memory ports answer at once,
+ *     under short locks); a finisher still ends an attempt whose main goroutine died;</li>
  * <li>the chores thread publishes progress of local runs and, on the leader, runs retention.</li>
  * </ul>
  *
@@ -742,7 +744,13 @@ final class JobEngine {
         }
         RuntimeException err = run.context().err();
         run.context().cancel(); // releases the deadline timer
-        finishers.execute(() -> finish(l, run, err));
+        if (local) {
+            // The in-memory store and queue never touch the network: the outcome is written from here,
+            // without a hand-off to a finisher thread and its wake-up per job.
+            finish(l, run, err);
+        } else {
+            finishers.execute(() -> finish(l, run, err));
+        }
     }
 
     /**
