@@ -176,7 +176,7 @@ public final class InMemoryJobStore implements JobStore {
         if (jobs.containsKey(job.id())) {
             return Optional.empty();
         }
-        byte[] body = job.spec().request() == null ? null : JSON.writeValueAsBytes(job.spec().request());
+        byte[] body = job.spec().request() == null ? null : JsonText.write(job.spec().request());
         long request = requestBytes.applyAsLong(job) + textBytes(body);
         long result = resultBytes(job.status());
         Retained kind = kindOf(job.status().state());
