@@ -293,7 +293,7 @@ final class JobEngine {
             throw ApiProblem.invalid(pointer, "would start " + spec.workload().goroutines()
                     + " goroutines, more than the service's limit of " + properties.admission().maxLiveGoroutines());
         }
-        memory.checkShare(spec, pointer);
+        long requestBytes = memory.checkShare(spec, pointer);
         if (waiting() >= properties.admission().maxQueuedJobs()) {
             throw ApiProblem.overloaded((local ? "the queue holds " : "the cluster's queue holds ") + properties.admission().maxQueuedJobs()
                     + " or more waiting jobs, the limit (gosched.api.admission.max-queued-jobs)", properties.admission().retryAfter());
@@ -310,7 +310,7 @@ final class JobEngine {
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
                 spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash),
                 JobRecord.Status.queued(now));
-        SIZED.set(new Sized(record.spec(), JobMemory.requestBytes(spec)));
+        SIZED.set(new Sized(record.spec(), requestBytes));
         try {
             if (store.create(record).isEmpty()) {
                 throw new IllegalStateException("job id " + id + " already exists");
