@@ -31,6 +31,9 @@ public final class ApiMetrics {
     private final MeterRegistry registry;
     private final Counter submitted;
     private final ConcurrentMap<String, Counter> counters = new ConcurrentHashMap<>();
+    /** Per-job counters by their one tag's value, without building a key per call (a finish counts on every job). */
+    private final ConcurrentMap<String, Counter> finished = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> evicted = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
     /** Told of every job that reached a final state; see {@link #onJobFinished}. */
     private final List<Consumer<String>> finishListeners = new CopyOnWriteArrayList<>();
@@ -99,7 +102,8 @@ public final class ApiMetrics {
     }
 
     private Counter evictions(String reason) {
-        return counters.computeIfAbsent("evicted:" + reason, k -> Counter.builder("gosched.jobs.evicted").tag("reason", reason)
+        Counter c = evicted.get(reason);
+        return c != null ? c : evicted.computeIfAbsent(reason, k -> Counter.builder("gosched.jobs.evicted").tag("reason", reason)
                 .description("finished jobs dropped from retention, by why").register(registry));
     }
 
@@ -132,10 +136,12 @@ public final class ApiMetrics {
         if (registry == null) {
             return;
         }
-        counters.computeIfAbsent("finished:" + state, k -> Counter.builder("gosched.jobs.finished").tag("state", state)
-                .description("jobs that reached a final state").register(registry)).increment();
-        timers.computeIfAbsent(state, k -> Timer.builder("gosched.jobs.duration").tag("state", state)
-                .description("run time of a job's last attempt").register(registry)).record(duration);
+        Counter c = finished.get(state);
+        (c != null ? c : finished.computeIfAbsent(state, k -> Counter.builder("gosched.jobs.finished").tag("state", state)
+                .description("jobs that reached a final state").register(registry))).increment();
+        Timer t = timers.get(state);
+        (t != null ? t : timers.computeIfAbsent(state, k -> Timer.builder("gosched.jobs.duration").tag("state", state)
+                .description("run time of a job's last attempt").register(registry))).record(duration);
     }
 
     /**

@@ -82,7 +82,9 @@ import org.springframework.http.codec.ServerSentEvent;
  *     when it starts. The head waits rather than being overtaken, so priority order holds
  *     strictly; nothing more is pulled meanwhile, so other nodes take the rest;</li>
  * <li>finishers (platform threads) write an attempt's outcome with a fenced CAS and ack, retrying
- *     while the store cannot be reached: goroutines never block on the network;</li>
+ *     while the store cannot be reached: goroutines never block on the network. In embedded mode
+ *     the attempt's main goroutine writes its outcome itself (the in-memory ports answer at once,
+ *     under short locks); a finisher still ends an attempt whose main goroutine died;</li>
  * <li>the chores thread publishes progress of local runs and, on the leader, runs retention.</li>
  * </ul>
  *
@@ -131,14 +133,14 @@ final class JobEngine {
     private record Live(JobStore.Progress progress, long atNanos) {}
 
     /**
-     * Embedded mode: the parsed specs of up to {@value #PARSED_CACHE} queued jobs, by id, from
-     * their submission to their claim, so that a job is not parsed twice when the queue is short
-     * (the common case). The memory is within the jobs' budget charge, which is the parsed
-     * request's estimate while the store keeps only its JSON text; the bound keeps a deep queue
-     * at the text's size. In cluster mode another node may claim the job: nothing is cached.
+     * Embedded mode: the parsed spec of every queued job, by id, from its submission to its claim,
+     * so that no job is parsed twice, however deep the queue. What it holds is what the store's
+     * charge for the request estimates ({@link JobMemory#requestBytes}: the parsed request); the
+     * store charges its JSON text on top ({@link io.gosched.api.job.local.InMemoryJobStore}), so
+     * the two together stay within the budget. In cluster mode another node may claim the job:
+     * nothing is cached.
      */
     private final ConcurrentHashMap<String, JobSpec> parsed = new ConcurrentHashMap<>();
-    private static final int PARSED_CACHE = 4096;
 
     /** Jobs this node runs now, by id. */
     private final ConcurrentHashMap<String, Local> held = new ConcurrentHashMap<>();
@@ -291,7 +293,7 @@ final class JobEngine {
             throw ApiProblem.invalid(pointer, "would start " + spec.workload().goroutines()
                     + " goroutines, more than the service's limit of " + properties.admission().maxLiveGoroutines());
         }
-        memory.checkShare(spec, pointer);
+        long requestBytes = memory.checkShare(spec, pointer);
         if (waiting() >= properties.admission().maxQueuedJobs()) {
             throw ApiProblem.overloaded((local ? "the queue holds " : "the cluster's queue holds ") + properties.admission().maxQueuedJobs()
                     + " or more waiting jobs, the limit (gosched.api.admission.max-queued-jobs)", properties.admission().retryAfter());
@@ -308,7 +310,7 @@ final class JobEngine {
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
                 spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash),
                 JobRecord.Status.queued(now));
-        SIZED.set(new Sized(record.spec(), JobMemory.requestBytes(spec)));
+        SIZED.set(new Sized(record.spec(), requestBytes));
         try {
             if (store.create(record).isEmpty()) {
                 throw new IllegalStateException("job id " + id + " already exists");
@@ -319,7 +321,7 @@ final class JobEngine {
         } finally {
             SIZED.remove();
         }
-        boolean cached = local && parsed.size() < PARSED_CACHE && parsed.putIfAbsent(id, spec) == null;
+        boolean cached = local && parsed.putIfAbsent(id, spec) == null;
         try {
             queue.enqueue(new JobTicket(id, 1, spec.priority(), spec.notBefore(), pin));
         } catch (RuntimeException e) {
@@ -742,7 +744,13 @@ final class JobEngine {
         }
         RuntimeException err = run.context().err();
         run.context().cancel(); // releases the deadline timer
-        finishers.execute(() -> finish(l, run, err));
+        if (local) {
+            // The in-memory store and queue never touch the network: the outcome is written from here,
+            // without a hand-off to a finisher thread and its wake-up per job.
+            finish(l, run, err);
+        } else {
+            finishers.execute(() -> finish(l, run, err));
+        }
     }
 
     /**

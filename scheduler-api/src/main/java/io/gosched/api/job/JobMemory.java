@@ -105,8 +105,10 @@ public final class JobMemory {
     /**
      * 422 when the job alone needs more than one job's share of the budget; charges nothing. What
      * a cluster node checks at submission, where the job will be held by whichever node runs it.
+     *
+     * @return the request's bytes ({@link #requestBytes}), which the caller need not work out again
      */
-    public void checkShare(JobSpec spec, String pointer) {
+    public long checkShare(JobSpec spec, String pointer) {
         long request = requestBytes(spec);
         long run = runBytes(spec.workload());
         if (request + run > maxJobBytes) {
@@ -116,6 +118,7 @@ public final class JobMemory {
                     + " goroutines), more than one job's share of the memory budget, " + maxJobBytes + " bytes ("
                     + MemoryBudget.MAX_JOB_BYTES + ")");
         }
+        return request;
     }
 
     /**

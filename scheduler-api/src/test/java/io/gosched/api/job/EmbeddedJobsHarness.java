@@ -60,11 +60,14 @@ public final class EmbeddedJobsHarness {
             }
             if (measure.contains("heap")) {
                 double[] perJob = new double[rounds];
+                double[] charged = new double[rounds];
                 for (int r = 0; r < rounds; r++) {
-                    perJob[r] = bytesPerQueuedJob(json(body), queued);
+                    double[] m = bytesPerQueuedJob(json(body), queued);
+                    perJob[r] = m[0];
+                    charged[r] = m[1];
                 }
-                System.out.printf("%-10s heap per queued job (bytes), %d jobs: median %.0f  all %s%n", label, queued, median(perJob),
-                        Arrays.toString(round(perJob)));
+                System.out.printf("%-10s heap per queued job (bytes), %d jobs: median %.0f  all %s; charged to queued_jobs: %.0f%n", label,
+                        queued, median(perJob), Arrays.toString(round(perJob)), median(charged));
             }
             for (int queue : new int[] {runs + 10, 1000}) {
                 String how = queue > runs ? "flood" : "paced";
@@ -100,7 +103,7 @@ public final class EmbeddedJobsHarness {
         return JSON.readTree(s.replace('\'', '"'));
     }
 
-    record Service(GoRuntime runtime, JobService jobs) implements AutoCloseable {
+    record Service(GoRuntime runtime, JobService jobs, ServiceBudget budget) implements AutoCloseable {
         @Override
         public void close() throws Exception {
             jobs.cancelAll(Duration.ofSeconds(10));
@@ -115,11 +118,14 @@ public final class EmbeddedJobsHarness {
         GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
         JobService jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
                 new WorkloadTemplates(), Clock.systemUTC(), budget);
-        return new Service(runtime, jobs);
+        return new Service(runtime, jobs, budget);
     }
 
-    /** Heap after GC with {@code n} jobs waiting for their notBefore, less the heap before them, per job. */
-    static double bytesPerQueuedJob(JsonNode template, int n) throws Exception {
+    /**
+     * Heap after GC with {@code n} jobs waiting for their notBefore, less the heap before them, per
+     * job; and what the budget charges per waiting job ({@code queued_jobs}), which should not be less.
+     */
+    static double[] bytesPerQueuedJob(JsonNode template, int n) throws Exception {
         try (Service s = service(Map.of("gosched.api.admission.max-queued-jobs", Integer.toString(n + 10),
                 "gosched.api.limits.max-retained-bytes", Long.toString(1L << 30)))) {
             String later = Instant.now().plusSeconds(3600).toString();
@@ -133,7 +139,8 @@ public final class EmbeddedJobsHarness {
             if (s.jobs().waitingJobs() != n) {
                 throw new IllegalStateException("expected " + n + " waiting, got " + s.jobs().waitingJobs());
             }
-            return (after - before) / (double) (n - 1);
+            double charged = s.budget().memory().held(io.gosched.api.budget.Retained.QUEUED_JOBS) / (double) n;
+            return new double[] {(after - before) / (double) (n - 1), charged};
         }
     }
 

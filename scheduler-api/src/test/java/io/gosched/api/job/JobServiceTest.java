@@ -181,7 +181,7 @@ class JobServiceTest {
         // finished ones hold is what 200 of them hold.
         assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
         assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
-        long one = JobMemory.requestBytes(new JobSpecParserFixture().parse(body));
+        long one = JobMemory.requestBytes(new JobSpecParserFixture().parse(body)) + textBytes(body);
         assertThat(budget.memory().held(Retained.FINISHED_JOBS)).isEqualTo(jobs.size() * one);
         assertThat(registry.get("gosched.jobs.submitted").counter().count()).isEqualTo(total);
         assertThat(registry.get("gosched.jobs.finished").tag("state", "succeeded").counter().count()).isEqualTo(total);
@@ -263,6 +263,36 @@ class JobServiceTest {
                 .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
     }
 
+    /** What the in-memory store's JSON text of {@code body} occupies: a byte array of its UTF-8 (compact) form. */
+    static long textBytes(JsonNode body) {
+        int header = JsonSize.layout().header();
+        long bytes = header + 4 + body.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        return (bytes + 7) & ~7L;
+    }
+
+    @Test
+    void aWaitingJobIsChargedItsParsedRequestAndItsJsonTextHoweverDeepTheQueue() {
+        // The engine keeps every waiting job's parsed request (no second parse at its claim) and the
+        // store its JSON text: the charge holds both, for the last of a deep queue as for the first.
+        service(Map.of("gosched.api.admission.max-queued-jobs", "6000"));
+        String later = java.time.Instant.now().plusSeconds(600).toString();
+        JsonNode small = json("{'notBefore':'" + later + "','workload':{'steps':[{'op':'yield'}]}}");
+        JsonNode big = json("{'notBefore':'" + later + "','workload':{'channels':[{'name':'own','capacity':1}],"
+                + "'steps':[{'op':'send','channel':'own','value':'" + "v".repeat(2_000) + "'}]}}");
+        long smallCharge = JobMemory.requestBytes(new JobSpecParserFixture().parse(small)) + textBytes(small);
+        long bigCharge = JobMemory.requestBytes(new JobSpecParserFixture().parse(big)) + textBytes(big);
+        assertThat(textBytes(big)).as("the text of a 2,000-character value").isGreaterThan(2_000);
+        for (int i = 0; i < 5_000; i++) {
+            jobs.submit(small, null);
+        }
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isEqualTo(5_000 * smallCharge);
+        String id = jobs.submit(big, null).job().id();
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isEqualTo(5_000 * smallCharge + bigCharge);
+        jobs.cancel(id);
+        assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isEqualTo(5_000 * smallCharge);
+        assertThat(budget.memory().held(Retained.FINISHED_JOBS)).as("a cancelled job keeps its request and text").isEqualTo(bigCharge);
+    }
+
     /** Parses a body the way the service does, for its byte estimate. */
     static final class JobSpecParserFixture {
         JobSpec parse(JsonNode body) {
@@ -306,7 +336,8 @@ class JobServiceTest {
         assertThat(refused.getStatusCode().value()).isEqualTo(429);
         assertThat(refused.getBody().getProperties()).containsEntry("budget", "gosched.api.limits.max-retained-bytes")
                 .containsEntry("kind", "queued_jobs");
-        assertThat(accepted.size()).as("about 4 MiB of 50 KB requests").isBetween(60, 85);
+        // each holds its 50 KB twice: in the parsed request the engine keeps and in the JSON text the store keeps
+        assertThat(accepted.size()).as("about 4 MiB of 50 KB requests, each charged twice").isBetween(30, 43);
         assertThat(jobs.size()).as("a refused job is not stored").isEqualTo(accepted.size());
         assertThat(budget.memory().held(Retained.QUEUED_JOBS) + budget.memory().held(Retained.IDEMPOTENCY_KEYS))
                 .isEqualTo(budget.memory().used());

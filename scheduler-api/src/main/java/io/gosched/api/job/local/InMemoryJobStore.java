@@ -34,7 +34,7 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * <h2>What a record holds of the budget</h2>
  * Its request ({@code requestBytes}, given by the job service, which knows what a parsed request
- * weighs) plus its result and error, under {@link Retained#QUEUED_JOBS} while queued,
+ * weighs, plus the JSON text this store keeps, {@link #textBytes}) plus its result and error, under {@link Retained#QUEUED_JOBS} while queued,
  * {@link Retained#RUNNING_JOBS} while running and {@link Retained#FINISHED_JOBS} once final; an
  * Idempotency-Key under {@link Retained#IDEMPOTENCY_KEYS}. A new record or key that does not fit
  * is refused with the budget's 429 (after the budget's reclaimers, this store's among them, made
@@ -154,6 +154,15 @@ public final class InMemoryJobStore implements JobStore {
         return JsonSize.of(s.lastReceived()) + err;
     }
 
+    /**
+     * What a request's JSON text weighs as this store keeps it (a byte array), on top of the
+     * caller's {@code requestBytes}: the job service's charge estimates the parsed request, which
+     * its engine keeps for every queued job in embedded mode, so the text is held besides it.
+     */
+    public static long textBytes(byte[] text) {
+        return text == null ? 0 : L.array(text.length, 1);
+    }
+
     /** What an Idempotency-Key weighs: its map node, the key and the job id it names. */
     public static long keyBytes(String key) {
         return L.object(3, 4) + JsonSize.string(key) + L.string(64, true);
@@ -167,13 +176,13 @@ public final class InMemoryJobStore implements JobStore {
         if (jobs.containsKey(job.id())) {
             return Optional.empty();
         }
-        long request = requestBytes.applyAsLong(job);
+        byte[] body = job.spec().request() == null ? null : JsonText.write(job.spec().request());
+        long request = requestBytes.applyAsLong(job) + textBytes(body);
         long result = resultBytes(job.status());
         Retained kind = kindOf(job.status().state());
         if (budget != null) {
             budget.charge(kind, request + result); // 429 naming the budget when it has no room
         }
-        byte[] body = job.spec().request() == null ? null : JSON.writeValueAsBytes(job.spec().request());
         boolean stored;
         Entry e;
         synchronized (stripe(job.id())) {
