@@ -275,7 +275,7 @@ class JobServiceTest {
         // The engine keeps every waiting job's parsed request (no second parse at its claim) and the
         // store its JSON text: the charge holds both, for the last of a deep queue as for the first.
         service(Map.of("gosched.api.admission.max-queued-jobs", "6000"));
-        String later = java.time.Instant.now().plusSeconds(600).toString();
+        String later = clock.instant().plusSeconds(600).toString();
         JsonNode small = json("{'notBefore':'" + later + "','workload':{'steps':[{'op':'yield'}]}}");
         JsonNode big = json("{'notBefore':'" + later + "','workload':{'channels':[{'name':'own','capacity':1}],"
                 + "'steps':[{'op':'send','channel':'own','value':'" + "v".repeat(2_000) + "'}]}}");
