@@ -89,7 +89,6 @@ final class Sched {
     // ---- stop-the-world (guarded by lock; gcwaiting read without it) ---------------------------
     volatile boolean gcwaiting;
     int stopwait;
-    volatile M stopper;
     volatile Thread stopperThread;
     volatile boolean stopnoteSet;
 
