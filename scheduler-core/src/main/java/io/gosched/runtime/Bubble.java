@@ -241,6 +241,7 @@ public final class Bubble {
 
     /** Monitor held: the goroutine to ready because the bubble is idle or empty, or null. */
     private G wakeIfIdleLocked() {
+        assert Thread.holdsLock(this);
         if (blocked != total) {
             return null;
         }

@@ -35,7 +35,7 @@ final class Sched {
     final RuntimeLock lock = new RuntimeLock();
 
     /** Guarded by lock. */
-    final GlobalRunQueue runq = new GlobalRunQueue();
+    final GlobalRunQueue runq = new GlobalRunQueue(lock);
 
     // ---- idle Ps (guarded by lock; npidle also read without it) --------------------------------
     P pidle;

@@ -118,6 +118,34 @@ final class Scheduler {
     }
 
     // =============================================================================================
+    // Contracts (Go: assertLockHeld, and the owner-P rule of runqput/runqget)
+    // =============================================================================================
+    /*
+     * Every "sched.lock must be held" and "executed only by the owner P" below is checked by an
+     * assert on these (the tests run with -ea; without it an assert costs nothing, not even the
+     * call). Departure from Go: RuntimeLock has no owner (see its class comment), so lockHeld
+     * says the lock is held, not that the caller holds it; a caller that forgot the lock while
+     * another M held it passes. ownedByCaller is exact: the P is the one of the caller's M.
+     *
+     * Naming, as in Go: a method whose name ends in "Locked" is called with the lock it names
+     * already held by the caller (retireSpareLocked, Bubble.wakeIfIdleLocked, Semaphore's
+     * notifyWaitersLocked), and asserts it. One that takes the lock itself says so
+     * (globrunqputTakingLock). "Locked" in the LockOSThread sense is never that suffix
+     * (exitWithLockedM: the G ended while wired to its M).
+     */
+
+    /** Go: runtime/lockrank_off.go assertLockHeld (as far as an ownerless lock can tell). */
+    static boolean lockHeld(RuntimeLock l) {
+        return l.isHeld();
+    }
+
+    /** Whether pp is the P of the M running the calling code: the owner-P-only rule. */
+    static boolean ownedByCaller(P pp) {
+        M mp = M.current();
+        return mp != null && mp.p == pp;
+    }
+
+    // =============================================================================================
     // Goroutine-side entry points (static: they find the runtime from the current M or the G)
     // =============================================================================================
 
@@ -215,7 +243,7 @@ final class Scheduler {
             s.runqput(pp, gp, true);
         } else {
             s.trackRunnable(gp, ThreadLocalRandom.current().nextInt());
-            s.globrunqputLocked(gp);
+            s.globrunqputTakingLock(gp);
         }
         s.wakep();
     }
@@ -408,7 +436,7 @@ final class Scheduler {
             if (Trace.on) {
                 Trace.record(null, newg.goid, Trace.K_GO_CREATE, -1);
             }
-            globrunqputLocked(newg);
+            globrunqputTakingLock(newg);
             wakep();
             return;
         }
@@ -565,6 +593,7 @@ final class Scheduler {
      * Go: runtime/proc.go runqput
      */
     void runqput(P pp, G gp, boolean next) {
+        assert ownedByCaller(pp) : "runqput: not the owner of " + pp;
         if (next) {
             gp = pp.runq.putNext(gp);
             if (gp == null) {
@@ -584,6 +613,7 @@ final class Scheduler {
      * Go: runtime/proc.go runqputslow
      */
     private boolean runqputslow(P pp, G gp) {
+        assert ownedByCaller(pp) : "runqputslow: not the owner of " + pp;
         G[] batch = pp.runq.overflowBatch;
         int n = pp.runq.grabHalfForOverflow(batch);
         if (n == 0) {
@@ -606,7 +636,7 @@ final class Scheduler {
     }
 
     /** Puts gp on the global queue, taking sched.lock. Can be executed by any thread. */
-    void globrunqputLocked(G gp) {
+    void globrunqputTakingLock(G gp) {
         sched.lock.lock();
         try {
             sched.runq.put(gp);
@@ -622,6 +652,8 @@ final class Scheduler {
      * Go: runtime/proc.go globrunqgetbatch
      */
     private G globrunqgetbatch(P pp, int max) {
+        assert lockHeld(sched.lock) : "globrunqgetbatch: sched.lock not held";
+        assert ownedByCaller(pp) : "globrunqgetbatch: not the owner of " + pp;
         int size = sched.runq.size();
         if (size == 0) {
             return null;
@@ -696,7 +728,7 @@ final class Scheduler {
                 if (Trace.on) {
                     Trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
                 }
-                globrunqputLocked(gp);
+                globrunqputTakingLock(gp);
                 wakep();
                 continue;
             }
@@ -750,6 +782,7 @@ final class Scheduler {
      * Executed only by the owner of pp.
      */
     private boolean sliceExpired(P pp) {
+        assert ownedByCaller(pp) : "sliceExpired: not the owner of " + pp;
         if (--pp.handoffs > 0 || sched.quantumNanos == 0) {
             return false;
         }
@@ -821,7 +854,7 @@ final class Scheduler {
                 Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_END, 0);
             }
             if (gp.lockedm != null) {
-                exitLocked(mp, gp);
+                exitWithLockedM(mp, gp);
                 return null;
             }
             goexit0(mp, gp);
@@ -887,7 +920,7 @@ final class Scheduler {
             mp.p.count(P.C_PREEMPTIONS);
         }
         trackRunnable(gp, mp.p != null ? mp.p.cheaprand() : 1);
-        globrunqputLocked(gp);
+        globrunqputTakingLock(gp);
         wakep();
     }
 
@@ -1578,6 +1611,7 @@ final class Scheduler {
 
     /** Go: runtime/proc.go acquirep, wirep. Executed only by mp. */
     void acquirep(M mp, P pp) {
+        assert M.current() == mp : "acquirep: not executed by m" + mp.mid;
         if (pp.m != null) {
             throw new IllegalStateException("acquirep: " + pp + " already held by m" + pp.m.mid);
         }
@@ -1588,6 +1622,7 @@ final class Scheduler {
 
     /** Go: runtime/proc.go releasep. Executed only by mp. */
     P releasep(M mp) {
+        assert M.current() == mp : "releasep: not executed by m" + mp.mid;
         P pp = mp.p;
         pp.m = null;
         mp.p = null;
@@ -1597,6 +1632,7 @@ final class Scheduler {
 
     /** sched.lock must be held. Go: pidleput */
     private void pidleput(P pp) {
+        assert lockHeld(sched.lock) : "pidleput: sched.lock not held";
         if (!pp.runq.isEmpty()) {
             throw new IllegalStateException("pidleput: P has non-empty run queue");
         }
@@ -1613,6 +1649,7 @@ final class Scheduler {
 
     /** sched.lock must be held. Go: pidleget */
     private P pidleget() {
+        assert lockHeld(sched.lock) : "pidleget: sched.lock not held";
         P pp = sched.pidle;
         if (pp != null) {
             sched.pidle = pp.link;
@@ -1625,6 +1662,7 @@ final class Scheduler {
 
     /** sched.lock must be held. Go: pidlegetSpinning */
     private P pidlegetSpinning() {
+        assert lockHeld(sched.lock) : "pidlegetSpinning: sched.lock not held";
         P pp = pidleget();
         if (pp == null) {
             sched.needspinning = 1;
@@ -1634,6 +1672,7 @@ final class Scheduler {
 
     /** sched.lock must be held. */
     private void mput(M mp) {
+        assert lockHeld(sched.lock) : "mput: sched.lock not held";
         mp.schedlink = sched.midle;
         sched.midle = mp;
         sched.nmidle++;
@@ -1641,6 +1680,7 @@ final class Scheduler {
 
     /** sched.lock must be held. */
     private M mget() {
+        assert lockHeld(sched.lock) : "mget: sched.lock not held";
         M mp = sched.midle;
         if (mp != null) {
             sched.midle = mp.schedlink;
@@ -1757,7 +1797,7 @@ final class Scheduler {
      * sched.lock must be held.
      */
     private int retireSpareLocked(P sp) {
-        assert sched.lock.isHeld();
+        assert lockHeld(sched.lock) : "retireSpareLocked: sched.lock not held";
         P[] cur = sched.spares;
         int at = -1;
         for (int i = 0; i < cur.length; i++) {
@@ -1799,6 +1839,7 @@ final class Scheduler {
 
     /** Removes pp from the idle list. sched.lock must be held. */
     private void unlinkIdle(P pp) {
+        assert lockHeld(sched.lock) : "unlinkIdle: sched.lock not held";
         P prev = null;
         for (P q = sched.pidle; q != null; prev = q, q = q.link) {
             if (q == pp) {
@@ -2029,11 +2070,11 @@ final class Scheduler {
                 if (op == G.OP_PREEMPT && mp.p != null) {
                     mp.p.count(P.C_PREEMPTIONS);
                 }
-                globrunqputLocked(gp);
+                globrunqputTakingLock(gp);
             }
             case G.OP_EXITSYSCALL -> {
                 gp.casgstatus(G.SYSCALL, G.RUNNABLE);
-                globrunqputLocked(gp);
+                globrunqputTakingLock(gp);
                 wakep();
             }
             default -> throw new IllegalStateException("goroutine " + gp.goid + " yielded without a reason");
@@ -2060,7 +2101,7 @@ final class Scheduler {
                 break;
             }
             if (sched.stopping) {
-                // Unwind gp on its own thread; execute then ends it (exitLocked) and this M.
+                // Unwind gp on its own thread; execute then ends it (exitWithLockedM) and this M.
                 mp.curg = gp;
                 gp.m = mp;
                 while (!gp.casStatus(G.WAITING, G.RUNNING) && !gp.casStatus(G.RUNNABLE, G.RUNNING)) {
@@ -2093,7 +2134,7 @@ final class Scheduler {
      * gp ended while locked to mp: like Go, whose thread exits then, this M does not go back to
      * scheduling; its P is handed off and its thread ends. Executed only by mp.
      */
-    private void exitLocked(M mp, G gp) {
+    private void exitWithLockedM(M mp, G gp) {
         gp.lockedm = null;
         gp.lockedExt = 0;
         mp.lockedg = null;
@@ -2116,6 +2157,7 @@ final class Scheduler {
 
     /** sched.lock must be held. */
     private void stopwaitDecrement() {
+        assert lockHeld(sched.lock) : "stopwaitDecrement: sched.lock not held";
         sched.stopwait--;
         if (sched.stopwait == 0) {
             sched.stopnoteSet = true;

@@ -144,6 +144,7 @@ final class TimerHeap {
 
     /** Lock held: heap[i].when changed; restore the heap order. */
     void fix(int i) {
+        assert Thread.holdsLock(this);
         RuntimeTimer t = heap[i];
         siftUp(i);
         siftDown(t.idx);
@@ -151,6 +152,7 @@ final class TimerHeap {
 
     /** Lock held. */
     void updateMinWhen() {
+        assert Thread.holdsLock(this);
         minWhen = len > 0 ? heap[0].when : 0;
     }
 
@@ -324,6 +326,7 @@ final class TimerHeap {
      * Go: runtime/time.go timers.take
      */
     long moveAllTo(TimerHeap dst) {
+        assert Scheduler.lockHeld(sched.lock) : "moveAllTo: sched.lock not held";
         synchronized (this) {
             synchronized (dst) {
                 while (len > 0) {
