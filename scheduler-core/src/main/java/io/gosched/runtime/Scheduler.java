@@ -222,7 +222,7 @@ final class Scheduler {
     static void goready(G gp, boolean mayStillRun, M mp) {
         Scheduler s = gp.sched.scheduler;
         boolean readied = false;
-        if (!gp.casStatus(G.WAITING, G.RUNNABLE)) {
+        if (!gp.tryCasgstatus(G.WAITING, G.RUNNABLE)) {
             if (mayStillRun) {
                 readied = readyBeforePark(gp);
             } else {
@@ -255,10 +255,10 @@ final class Scheduler {
      */
     private static boolean readyBeforePark(G gp) {
         for (;;) {
-            if (gp.casStatus(G.RUNNING, G.READIED)) {
+            if (gp.tryCasgstatus(G.RUNNING, G.READIED)) {
                 return true;
             }
-            if (gp.casStatus(G.WAITING, G.RUNNABLE)) {
+            if (gp.tryCasgstatus(G.WAITING, G.RUNNABLE)) {
                 return false;
             }
             int st = gp.status();
@@ -303,7 +303,7 @@ final class Scheduler {
      * unlocking), then continues as if woken.
      */
     static void awaitReadied(G gp) {
-        while (!gp.casStatus(G.READIED, G.RUNNING)) {
+        while (!gp.tryCasgstatus(G.READIED, G.RUNNING)) {
             Thread.yield(); // the waker is between its unlock and its goready
         }
     }
@@ -892,7 +892,7 @@ final class Scheduler {
         gp.m = null;
         long goid = gp.goid;
         int reasonCode = gp.waitreason; // read now: once committed, gp may run and park again elsewhere
-        if (!gp.casStatus(G.RUNNING, G.WAITING)) {
+        if (!gp.tryCasgstatus(G.RUNNING, G.WAITING)) {
             // READIED: it parked after releasing its lock (goparkUnlocked) and a waker has
             // already taken its waiter. It does not park; run it again.
             gp.casgstatus(G.READIED, G.RUNNABLE);
@@ -1584,7 +1584,7 @@ final class Scheduler {
                     retireSpareLocked(pp);
                     return;
                 }
-                pp.setStatus(P.GCSTOP);
+                pp.setStatusUnchecked(P.GCSTOP);
                 stopwaitDecrement();
                 return;
             }
@@ -1616,7 +1616,7 @@ final class Scheduler {
             throw new IllegalStateException("acquirep: " + pp + " already held by m" + pp.m.mid);
         }
         pp.m = mp;
-        pp.setStatus(P.RUNNING);
+        pp.setStatusUnchecked(P.RUNNING);
         mp.p = pp;
     }
 
@@ -1626,7 +1626,7 @@ final class Scheduler {
         P pp = mp.p;
         pp.m = null;
         mp.p = null;
-        pp.setStatus(P.IDLE);
+        pp.setStatusUnchecked(P.IDLE);
         return pp;
     }
 
@@ -1640,7 +1640,7 @@ final class Scheduler {
             retireSpareLocked(pp); // its hog yielded: the spare leaves instead of idling
             return;
         }
-        pp.setStatus(P.IDLE);
+        pp.setStatusUnchecked(P.IDLE);
         pp.idle = true;
         pp.link = sched.pidle;
         sched.pidle = pp;
@@ -1720,7 +1720,7 @@ final class Scheduler {
             sp.lender = hogged;
             sp.retiring = false;
             sp.spareInStopwait = false;
-            sp.setStatus(P.IDLE);
+            sp.setStatusUnchecked(P.IDLE);
             hogged.lentSpare = sp;
             P[] cur = sched.spares;
             P[] next = Arrays.copyOf(cur, cur.length + 1);
@@ -1755,7 +1755,7 @@ final class Scheduler {
             if (sp.idle) {
                 unlinkIdle(sp);
                 moved = retireSpareLocked(sp);
-            } else if (sp.status() == P.SYSCALL && sp.casStatus(P.SYSCALL, P.IDLE)) {
+            } else if (sp.status() == P.SYSCALL && sp.tryCasStatus(P.SYSCALL, P.IDLE)) {
                 moved = retireSpareLocked(sp);
             } else {
                 Sysmon.preemptone(sp);
@@ -1828,7 +1828,7 @@ final class Scheduler {
         }
         sp.lender = null;
         sp.retiring = false;
-        sp.setStatus(P.DEAD);
+        sp.setStatusUnchecked(P.DEAD);
         if (sp.spareInStopwait) {
             sp.spareInStopwait = false;
             stopwaitDecrement();
@@ -1878,8 +1878,8 @@ final class Scheduler {
         pp.m = null;
         mp.p = null;
         mp.sched.nmsyscall.incrementAndGet();
-        pp.setStatus(P.SYSCALL);
-        if (mp.sched.gcwaiting && pp.spare && pp.casStatus(P.SYSCALL, P.IDLE)) {
+        pp.setStatusUnchecked(P.SYSCALL);
+        if (mp.sched.gcwaiting && pp.spare && pp.tryCasStatus(P.SYSCALL, P.IDLE)) {
             // A spare is not stopped with the world: it is given back.
             mp.sched.lock.lock();
             try {
@@ -1887,7 +1887,7 @@ final class Scheduler {
             } finally {
                 mp.sched.lock.unlock();
             }
-        } else if (mp.sched.gcwaiting && !pp.spare && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+        } else if (mp.sched.gcwaiting && !pp.spare && pp.tryCasStatus(P.SYSCALL, P.GCSTOP)) {
             // A stop-the-world is waiting for this P: give it up now.
             mp.sched.lock.lock();
             try {
@@ -1910,7 +1910,7 @@ final class Scheduler {
         s.nmsyscall.decrementAndGet();
         P oldp = mp.oldp;
         mp.oldp = null;
-        if (oldp != null && oldp.status() == P.SYSCALL && oldp.casStatus(P.SYSCALL, P.IDLE)) {
+        if (oldp != null && oldp.status() == P.SYSCALL && oldp.tryCasStatus(P.SYSCALL, P.IDLE)) {
             s.scheduler.acquirep(mp, oldp);
             oldp.incSyscalltick();
             gp.casgstatus(G.SYSCALL, G.RUNNING);
@@ -2051,7 +2051,7 @@ final class Scheduler {
                 Object arg = gp.parkArg;
                 gp.parkCommit = null;
                 gp.parkArg = null;
-                if (!gp.casStatus(G.RUNNING, G.WAITING)) {
+                if (!gp.tryCasgstatus(G.RUNNING, G.WAITING)) {
                     gp.casgstatus(G.READIED, G.RUNNING); // woken before it parked: go on
                     return;
                 }
@@ -2104,7 +2104,7 @@ final class Scheduler {
                 // Unwind gp on its own thread; execute then ends it (exitWithLockedM) and this M.
                 mp.curg = gp;
                 gp.m = mp;
-                while (!gp.casStatus(G.WAITING, G.RUNNING) && !gp.casStatus(G.RUNNABLE, G.RUNNING)) {
+                while (!gp.tryCasgstatus(G.WAITING, G.RUNNING) && !gp.tryCasgstatus(G.RUNNABLE, G.RUNNING)) {
                     Thread.onSpinWait(); // a goroutine snapshot holds it in SCAN for a moment
                 }
                 throw new LockedMStopped();
@@ -2177,7 +2177,7 @@ final class Scheduler {
         P pp = releasep(mp);
         sched.lock.lock();
         try {
-            pp.setStatus(P.GCSTOP);
+            pp.setStatusUnchecked(P.GCSTOP);
             stopwaitDecrement();
         } finally {
             sched.lock.unlock();
@@ -2206,7 +2206,7 @@ final class Scheduler {
             P[] allp = sched.allp;
             for (int i = 0; i < old; i++) {
                 P pp = allp[i];
-                if (pp.status() == P.SYSCALL && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+                if (pp.status() == P.SYSCALL && pp.tryCasStatus(P.SYSCALL, P.GCSTOP)) {
                     sched.stopwait--;
                 }
             }
@@ -2217,7 +2217,7 @@ final class Scheduler {
                 if (sp.idle) {
                     unlinkIdle(sp);
                     retireSpareLocked(sp);
-                } else if (sp.status() == P.SYSCALL && sp.casStatus(P.SYSCALL, P.IDLE)) {
+                } else if (sp.status() == P.SYSCALL && sp.tryCasStatus(P.SYSCALL, P.IDLE)) {
                     retireSpareLocked(sp);
                 } else {
                     sp.spareInStopwait = true;
@@ -2225,7 +2225,7 @@ final class Scheduler {
                 }
             }
             for (P pp; (pp = pidleget()) != null; ) {
-                pp.setStatus(P.GCSTOP);
+                pp.setStatusUnchecked(P.GCSTOP);
                 sched.stopwait--;
             }
             // Ms parked in stopm may hold nothing; the running Ps stop in findRunnable.
@@ -2294,7 +2294,7 @@ final class Scheduler {
             sched.allp = grown;
         }
         for (int i = old; i < nprocs; i++) {
-            allp[i].setStatus(P.GCSTOP);
+            allp[i].setStatusUnchecked(P.GCSTOP);
         }
         // Destroy Ps beyond nprocs: their Gs go to the head of the global queue in order.
         G[] drained = new G[sched.config.runqSize() + 1];
@@ -2316,7 +2316,7 @@ final class Scheduler {
             pp.gFreeCount = 0;
             // Its timers go to P0, which always survives (Go moves them to the caller's P).
             pp.timers.moveAllTo(allp[0].timers);
-            pp.setStatus(P.DEAD); // its counters stay: stats() sums over every P ever created
+            pp.setStatusUnchecked(P.DEAD); // its counters stay: stats() sums over every P ever created
         }
         sched.gomaxprocs = nprocs;
         sched.stealOrder = new RandomOrder(nprocs);
@@ -2329,7 +2329,7 @@ final class Scheduler {
             if (pp.runq.isEmpty()) {
                 pidleput(pp);
             } else {
-                pp.setStatus(P.IDLE);
+                pp.setStatusUnchecked(P.IDLE);
                 runnable.add(pp);
             }
         }

@@ -206,7 +206,7 @@ final class Sysmon implements Runnable {
                     && pp.sysmonSyscallwhen + SYSCALL_GRACE_NANOS > now) {
                 return n;
             }
-            if (pp.casStatus(P.SYSCALL, P.IDLE)) {
+            if (pp.tryCasStatus(P.SYSCALL, P.IDLE)) {
                 n++;
                 pp.incSyscalltick();
                 sched.syscallHandoffs.incrementAndGet();
