@@ -19,6 +19,12 @@ final class Sched {
     final SchedulerConfig config;
     /** The preemption quantum in nanoseconds; 0 without sysmon (nothing is preempted then). */
     final long quantumNanos;
+    /**
+     * SchedulerConfig.randomizeScheduling: run-queue decisions taken at random to shake out
+     * ordering assumptions (Go: randomizeScheduler, on under the race detector). Final, so a
+     * runtime without it pays one load of a constant per runqput, not a random draw.
+     */
+    final boolean randomizeScheduler;
     final Scheduler scheduler;
     /** The public face; set once by GoRuntime right after construction. */
     GoRuntime runtime;
@@ -144,6 +150,7 @@ final class Sched {
     Sched(SchedulerConfig config, String name) {
         this.config = config;
         this.quantumNanos = config.sysmon() ? config.preemptQuantum().toNanos() : 0;
+        this.randomizeScheduler = config.randomizeScheduling();
         this.threadGroup = new ThreadGroup(name);
         this.threadNamePrefix = "gosched-m-";
         this.panicPolicy = config.panicPolicy();

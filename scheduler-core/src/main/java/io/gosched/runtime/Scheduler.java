@@ -594,6 +594,9 @@ final class Scheduler {
      */
     void runqput(P pp, G gp, boolean next) {
         assert ownedByCaller(pp) : "runqput: not the owner of " + pp;
+        if (sched.randomizeScheduler && next && (pp.cheaprand() & 1) == 0) {
+            next = false; // half the time the new G waits its turn instead of running next
+        }
         if (next) {
             gp = pp.runq.putNext(gp);
             if (gp == null) {
@@ -620,6 +623,15 @@ final class Scheduler {
             return false;
         }
         batch[n] = gp;
+        if (sched.randomizeScheduler) {
+            // The spilled half reaches the global queue in a random order (Fisher-Yates).
+            for (int i = 1; i <= n; i++) {
+                int j = Integer.remainderUnsigned(pp.cheaprand(), i + 1);
+                G t = batch[i];
+                batch[i] = batch[j];
+                batch[j] = t;
+            }
+        }
         for (int i = 0; i < n; i++) {
             batch[i].schedlink = batch[i + 1];
         }
