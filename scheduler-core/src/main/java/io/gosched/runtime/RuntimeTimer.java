@@ -167,11 +167,16 @@ public final class RuntimeTimer {
     }
 
     /**
-     * The clock of the scheduler's runtime timers, in nanoseconds: {@link System#nanoTime()}.
-     * Inside a synctest bubble timers run on the bubble's clock instead; see {@link #whenAfter}.
+     * The clock of the scheduler's runtime timers, in nanoseconds: the caller's runtime's
+     * ({@link SchedulerConfig#nanoClock()}, System.nanoTime by default) on one of its Ms, else
+     * {@link System#nanoTime()} (a platform thread's timers live in the JVM-wide heap, on that
+     * clock). Inside a synctest bubble timers run on the bubble's clock instead; see
+     * {@link #whenAfter}.
+     * Go: runtime.nanotime
      */
     public static long nanotime() {
-        return System.nanoTime();
+        M mp = M.current();
+        return mp != null ? mp.sched.nanotime() : System.nanoTime();
     }
 
     /**

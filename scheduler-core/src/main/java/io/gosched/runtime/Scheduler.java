@@ -504,6 +504,7 @@ final class Scheduler {
 
     /** Decides whether this runnable transition is timed (1 in G_TRACKING_PERIOD). */
     void trackRunnable(G gp, int rnd) {
+        // System.nanoTime, not the runtime's clock: the latency histogram measures real waiting.
         gp.runnableSince = (rnd & (G_TRACKING_PERIOD - 1)) == 0 ? System.nanoTime() : 0;
     }
 
@@ -798,7 +799,7 @@ final class Scheduler {
         if (--pp.handoffs > 0 || sched.quantumNanos == 0) {
             return false;
         }
-        long now = sched.config.nanoClock().getAsLong();
+        long now = sched.nanotime();
         // Hand-offs far apart (a pair doing real work per turn) are each looked at; a fast chain
         // is sampled. Either way a look comes at most a few hand-offs after the quantum.
         pp.handoffs = now - pp.handoffClock < sched.quantumNanos / 16 ? HANDOFF_CLOCK_PERIOD : 1;
@@ -984,7 +985,7 @@ final class Scheduler {
             long now = 0;
             long pollUntil = 0;
             if (pp.timers.wakeTime() != 0) {
-                now = RuntimeTimer.nanotime();
+                now = sched.nanotime();
                 pollUntil = Timers.checkTimers(pp, now);
             }
 
@@ -1144,14 +1145,14 @@ final class Scheduler {
             // Block in netpoll until the earliest timer, if we can be the one poller.
             if ((np.anyWaiters() || pollUntil != 0) && becomePoller(np)) {
                 sched.pollUntil = pollUntil;
-                now = RuntimeTimer.nanotime();
+                now = sched.nanotime();
                 long delay = pollUntil == 0 ? -1 : Math.max(0, pollUntil - now);
                 G list;
                 try {
                     list = sched.stopping ? null : np.netpoll(delay);
                 } finally {
                     sched.pollUntil = 0;
-                    sched.lastpoll.set(RuntimeTimer.nanotime() | 1);
+                    sched.lastpoll.set(sched.nanotime() | 1);
                     np.polling.set(false);
                 }
                 P p2;
@@ -1266,7 +1267,7 @@ final class Scheduler {
             if (w != 0) {
                 long now = mp.stealNow;
                 if (now == 0 || w <= now) {
-                    now = RuntimeTimer.nanotime();
+                    now = sched.nanotime();
                     mp.stealNow = now;
                 }
                 int ran = p2.timers.check(now);
@@ -2244,6 +2245,8 @@ final class Scheduler {
         } finally {
             sched.lock.unlock();
         }
+        // Real time, not the runtime's clock: this paces re-preempting real threads, and a
+        // nanoClock that stands still must not leave a stop-the-world waiting forever.
         long nextPreempt = System.nanoTime() + 100_000;
         while (!sched.stopnoteSet) {
             sched.lock.lock();

@@ -121,10 +121,23 @@ public final class SchedulerConfig {
         return runqSize;
     }
 
-    /** The clock of timers and sysmon, in nanoseconds; injectable for tests. */
+    /**
+     * The runtime's clock, in nanoseconds (Go: nanotime): what its timers, sleeps, tickers,
+     * context and network deadlines, sysmon and the preemption quantum go by; injectable for
+     * tests. Monotonic, like System.nanoTime (the default). Diagnostics (traces, the latency
+     * histogram, uptime) and the bounds on how long real threads are waited for (shutdown) stay
+     * on System.nanoTime. A synctest bubble's members use the bubble's fake clock instead.
+     */
     public LongSupplier nanoClock() {
         return nanoClock;
     }
+
+    /** Whether nanoClock is the default System.nanoTime, which the runtime then calls directly. */
+    boolean systemClock() {
+        return nanoClock == SYSTEM_CLOCK;
+    }
+
+    private static final LongSupplier SYSTEM_CLOCK = System::nanoTime;
 
     /** A name for the runtime's threads' group. */
     public String name() {
@@ -169,7 +182,7 @@ public final class SchedulerConfig {
         private boolean randomizeScheduling;
         private long seed = System.nanoTime();
         private int runqSize = Scheduler.RUNQ_SIZE;
-        private LongSupplier nanoClock = System::nanoTime;
+        private LongSupplier nanoClock = SYSTEM_CLOCK;
         private String name = "gosched";
 
         private Builder() {

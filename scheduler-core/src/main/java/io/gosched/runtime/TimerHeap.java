@@ -359,13 +359,13 @@ final class TimerHeap {
     /** The JVM-wide heap's server loop: run due timers, sleep until the next. */
     private void serve() {
         for (;;) {
-            long now = RuntimeTimer.nanotime();
+            long now = System.nanoTime(); // no runtime here: RuntimeTimer.nanotime off an M
             check(now);
             long next = minWhen;
             if (next == 0) {
                 LockSupport.park(this);
             } else {
-                long d = next - RuntimeTimer.nanotime();
+                long d = next - System.nanoTime();
                 if (d > 0) {
                     LockSupport.parkNanos(this, d);
                 }

@@ -72,7 +72,7 @@ final class Timers {
 
     private static void parkFor(long nanos) {
         long deadline = RuntimeTimer.whenAfter(nanos);
-        for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+        for (long left = nanos; left > 0; left = deadline - RuntimeTimer.nanotime()) {
             LockSupport.parkNanos(left);
         }
     }
