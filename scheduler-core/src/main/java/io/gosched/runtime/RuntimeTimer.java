@@ -187,8 +187,8 @@ public final class RuntimeTimer {
      * {@link #reset} checks.
      */
     public static long whenAfter(long d) {
-        Bubble b = Bubble.ofCaller();
-        long now = b != null ? b.nanotime() : nanotime();
+        G gp = Scheduler.getg(); // read once: every sleep and timer arm comes here
+        long now = gp == null ? nanotime() : gp.bubble != null ? gp.bubble.nanotime() : gp.sched.nanotime();
         long t = now + Math.max(0, d);
         return t < now ? Long.MAX_VALUE : t;
     }
