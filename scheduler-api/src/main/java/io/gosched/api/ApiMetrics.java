@@ -20,9 +20,10 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * The job, channel and memory-budget meters the team agreed on (CONTRACT.md "Service-wide names"),
- * recorded only when a {@link MeterRegistry} exists: without one every call is a no-op. Tags take
- * bounded values only (state, op, outcome, kind, budget, reason), never ids or names a client chose.
+ * The job, channel and memory-budget meters the team agreed on (docs/telemetry.md, the
+ * {@code gosched_jobs_*} row of the meter table), recorded only when a {@link MeterRegistry}
+ * exists: without one every call is a no-op. Tags take bounded values only (state, op, outcome,
+ * kind, budget, reason), never ids or names a client chose.
  *
  * <p>Thread-safe; meters are created once and cached.
  */

@@ -23,7 +23,7 @@ import java.util.Set;
  * {@link WaitReason#durable() durable} reason; both change under this monitor. A member counts
  * as blocked from the end of its park commit (parkM, after the commit released the channel's
  * lock, so the G is really on its wait queue) to its next transition out of WAITING
- * ({@link G#casgstatus} and {@link G#casStatus}, one null check each outside bubbles). A waker
+ * ({@link G#casgstatus} and {@link G#tryCasgstatus}, one null check each outside bubbles). A waker
  * that readies a member between the commit and {@link #parked} is seen: parked counts only a G
  * that is still WAITING, and {@code G.bubbleBlocked} makes the two idempotent. Every waker of a
  * durable wait is a member or the driver, and finishes its goready before it parks itself, so
@@ -249,6 +249,7 @@ public final class Bubble {
 
     /** Monitor held: the goroutine to ready because the bubble is idle or empty, or null. */
     private G wakeIfIdleLocked() {
+        assert Thread.holdsLock(this);
         if (blocked != total) {
             return null;
         }

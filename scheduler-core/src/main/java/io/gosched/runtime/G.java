@@ -198,8 +198,19 @@ final class G implements Runnable {
     }
 
     /**
-     * The only way a G changes status. Fails loudly on an illegal transition, because a G in
+     * A status change that must succeed: fails loudly on an illegal transition, because a G in
      * two places at once is the one bug a scheduler cannot survive.
+     *
+     * <p>The G's status changes through three methods, named for what they do:
+     * <ul>
+     * <li>{@code casgstatus}: must succeed; waits out a snapshot's SCAN, else throws naming the
+     *     status found (Go: casgstatus, which throws too);</li>
+     * <li>{@link #tryCasgstatus}: may lose a race the caller expects and handles (a waker against
+     *     a G still on its way into gopark, READIED against RUNNING); returns false and changes
+     *     nothing (Go writes these races as bare atomic.Cas on gp.atomicstatus);</li>
+     * <li>{@link #initStatus}: no CAS, for a G nobody else can see yet (Go: newproc1's
+     *     casgstatus from _Gdead, which cannot fail there).</li>
+     * </ul>
      * Go: runtime/proc.go casgstatus
      */
     void casgstatus(int from, int to) {
@@ -242,8 +253,11 @@ final class G implements Runnable {
         }
     }
 
-    /** A status change that may legitimately fail; the caller decides what a failure means. */
-    boolean casStatus(int from, int to) {
+    /**
+     * A status change that may legitimately fail; returns false and changes nothing when gp is
+     * not in from. The caller decides what a failure means (see {@link #casgstatus}).
+     */
+    boolean tryCasgstatus(int from, int to) {
         if (!STATUS.compareAndSet(this, from, to)) {
             return false;
         }

@@ -12,9 +12,15 @@ package io.gosched.runtime;
  * Go: runtime/proc.go globrunqput, globrunqputhead, globrunqputbatch, globrunqget
  */
 final class GlobalRunQueue {
+    /** sched.lock, for the checks of "sched.lock must be held". */
+    private final RuntimeLock lock;
     private G head;
     private G tail;
     private volatile int size;
+
+    GlobalRunQueue(RuntimeLock lock) {
+        this.lock = lock;
+    }
 
     int size() {
         return size;
@@ -26,6 +32,7 @@ final class GlobalRunQueue {
 
     /** sched.lock must be held. */
     void put(G gp) {
+        assert lock.isHeld() : "globrunq put: sched.lock not held";
         gp.schedlink = null;
         if (tail != null) {
             tail.schedlink = gp;
@@ -38,6 +45,7 @@ final class GlobalRunQueue {
 
     /** sched.lock must be held. Used only when a P is destroyed, to keep its Gs first. */
     void putHead(G gp) {
+        assert lock.isHeld() : "globrunq putHead: sched.lock not held";
         gp.schedlink = head;
         head = gp;
         if (tail == null) {
@@ -48,6 +56,7 @@ final class GlobalRunQueue {
 
     /** Appends a linked batch first..last of n Gs. sched.lock must be held. */
     void putBatch(G first, G last, int n) {
+        assert lock.isHeld() : "globrunq putBatch: sched.lock not held";
         last.schedlink = null;
         if (tail != null) {
             tail.schedlink = first;
@@ -60,6 +69,7 @@ final class GlobalRunQueue {
 
     /** Pops one G, or null. sched.lock must be held. */
     G get() {
+        assert lock.isHeld() : "globrunq get: sched.lock not held";
         G gp = head;
         if (gp == null) {
             return null;

@@ -284,7 +284,7 @@ public final class GoRuntime implements AutoCloseable {
         allgs.poll();
         List<GoroutineInfo> out = new ArrayList<>(allgs.size());
         synchronized (allgs) { // one snapshot at a time: a second would find Gs in SCAN
-            long now = RuntimeTimer.nanotime();
+            long now = sched.nanotime(); // the clock sysmon stamps waitSince with (coarseNanotime)
             for (G gp : allgs.snapshot()) {
                 GoroutineInfo info = snapshot(gp, now);
                 if (info != null) {
@@ -398,6 +398,7 @@ public final class GoRuntime implements AutoCloseable {
      * running until it returns, and its M stops once it ends.
      */
     public boolean shutdown(Duration timeout) {
+        // Real time (see Sched.nanotime): the timeout bounds how long real threads are waited for.
         long deadline = System.nanoTime() + timeout.toNanos();
         sched.closing = true;
         G gp = Scheduler.getg();
@@ -476,7 +477,7 @@ public final class GoRuntime implements AutoCloseable {
      * M can be off its CPU far longer than that before it reaches its safe point).
      */
     boolean freezeTheWorld(List<M> ms, Duration bound) {
-        long deadline = System.nanoTime() + bound.toNanos();
+        long deadline = System.nanoTime() + bound.toNanos(); // real time, as shutdown's
         M self = M.current();
         for (;;) {
             boolean frozen = true;

@@ -153,11 +153,25 @@ final class P {
         return status;
     }
 
-    boolean casStatus(int from, int to) {
+    /**
+     * A status change that may lose a race (sysmon's retake against exitsyscall's reacquire,
+     * a stop-the-world against both); false when the P is not in from, and nothing changed.
+     * The only contended transitions are out of SYSCALL, and they all go through here.
+     * Go: runtime/proc.go retake, entersyscall_gcwait, exitsyscallfast (atomic.Cas(&pp.status, ...))
+     */
+    boolean tryCasStatus(int from, int to) {
         return STATUS.compareAndSet(this, from, to);
     }
 
-    void setStatus(int s) {
+    /**
+     * A plain store, no check of the status it replaces: only the P's owner of the moment (see
+     * the status table above: the M holding it, sched.lock for an idle one, the world-stopper)
+     * writes it, so nothing can race it and there is nothing to compare. A writer that is not the
+     * owner is a bug no status check would catch; the owner checks (Scheduler.ownedByCaller,
+     * lockHeld) at the callers do.
+     * Go: runtime/proc.go acquirep, releasep, procresize (pp.status = _Prunning, ...)
+     */
+    void setStatusUnchecked(int s) {
         status = s;
     }
 

@@ -167,11 +167,16 @@ public final class RuntimeTimer {
     }
 
     /**
-     * The clock of the scheduler's runtime timers, in nanoseconds: {@link System#nanoTime()}.
-     * Inside a synctest bubble timers run on the bubble's clock instead; see {@link #whenAfter}.
+     * The clock of the scheduler's runtime timers, in nanoseconds: the caller's runtime's
+     * ({@link SchedulerConfig#nanoClock()}, System.nanoTime by default) on one of its Ms, else
+     * {@link System#nanoTime()} (a platform thread's timers live in the JVM-wide heap, on that
+     * clock). Inside a synctest bubble timers run on the bubble's clock instead; see
+     * {@link #whenAfter}.
+     * Go: runtime.nanotime
      */
     public static long nanotime() {
-        return System.nanoTime();
+        M mp = M.current();
+        return mp != null ? mp.sched.nanotime() : System.nanoTime();
     }
 
     /**
@@ -182,8 +187,8 @@ public final class RuntimeTimer {
      * {@link #reset} checks.
      */
     public static long whenAfter(long d) {
-        Bubble b = Bubble.ofCaller();
-        long now = b != null ? b.nanotime() : nanotime();
+        G gp = Scheduler.getg(); // read once: every sleep and timer arm comes here
+        long now = gp == null ? nanotime() : gp.bubble != null ? gp.bubble.nanotime() : gp.sched.nanotime();
         long t = now + Math.max(0, d);
         return t < now ? Long.MAX_VALUE : t;
     }

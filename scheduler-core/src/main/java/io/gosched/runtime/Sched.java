@@ -2,6 +2,7 @@ package io.gosched.runtime;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * The scheduler's global state, one per {@link GoRuntime}: the global run queue, idle P and M
@@ -19,12 +20,41 @@ final class Sched {
     final SchedulerConfig config;
     /** The preemption quantum in nanoseconds; 0 without sysmon (nothing is preempted then). */
     final long quantumNanos;
+    /**
+     * SchedulerConfig.randomizeScheduling: run-queue decisions taken at random to shake out
+     * ordering assumptions (Go: randomizeScheduler, on under the race detector). Final, so a
+     * runtime without it pays one load of a constant per runqput, not a random draw.
+     */
+    final boolean randomizeScheduler;
     final Scheduler scheduler;
     /** The public face; set once by GoRuntime right after construction. */
     GoRuntime runtime;
     final ThreadGroup threadGroup;
     final String threadNamePrefix;
+    /** For the uptime in stats: how long the runtime has been up in real time, not on nanoClock. */
     final long startNanos = System.nanoTime();
+
+    /*
+     * The runtime's clock: SchedulerConfig.nanoClock, read through nanotime() by everything that
+     * acts on time (timers and sleeps, sysmon's retake and netpoll intervals, the quantum,
+     * network deadlines, checkdead's back-off). With the default clock nanotime() calls
+     * System.nanoTime() directly (no interface call on the hot paths). A synctest bubble keeps its
+     * own fake clock (Bubble.nanotime) for its members' timers.
+     *
+     * Left on System.nanoTime, because they measure real threads rather than decide what the
+     * program sees: trace and flight-recorder timestamps and the scheduling-latency histogram
+     * (diagnostics read against other processes' clocks), the uptime above, the stop-the-world's
+     * re-preempt interval and freezeTheWorld's bound and shutdown's timeout (bounds on how long
+     * real threads are waited for: a clock that stands still must not hang them), the JVM-wide
+     * timer heap of platform threads (no runtime, so no runtime clock), and sync.Mutex's
+     * starvation threshold (Go reads the real nanotime for it too).
+     *
+     * One clock per runtime: a timer's when is on the clock of the runtime that armed it, so a
+     * runtime with its own nanoClock keeps its timers to itself (reset from another runtime or
+     * from a platform thread would compare whens of two clocks).
+     */
+    private final LongSupplier nanoClock;
+    private final boolean systemClock;
 
     /*
      * Not a ReentrantLock: goroutine frames take this lock (goready, newproc, wakep), and a
@@ -35,7 +65,7 @@ final class Sched {
     final RuntimeLock lock = new RuntimeLock();
 
     /** Guarded by lock. */
-    final GlobalRunQueue runq = new GlobalRunQueue();
+    final GlobalRunQueue runq = new GlobalRunQueue(lock);
 
     // ---- idle Ps (guarded by lock; npidle also read without it) --------------------------------
     P pidle;
@@ -89,7 +119,6 @@ final class Sched {
     // ---- stop-the-world (guarded by lock; gcwaiting read without it) ---------------------------
     volatile boolean gcwaiting;
     int stopwait;
-    volatile M stopper;
     volatile Thread stopperThread;
     volatile boolean stopnoteSet;
 
@@ -128,7 +157,7 @@ final class Sched {
      * When the network was last polled (nanotime), or 0 while an M is blocked in netpoll: then
      * that M is the one to break out for an earlier timer (Go: sched.lastpoll).
      */
-    final AtomicLong lastpoll = new AtomicLong(System.nanoTime() | 1);
+    final AtomicLong lastpoll = new AtomicLong();
     /** The blocked poller's deadline (nanotime), 0 = none or forever (Go: sched.pollUntil). */
     volatile long pollUntil;
     /** Goroutines readied by netpoll for a caller without a P (sysmon, a P-less poller). */
@@ -145,12 +174,21 @@ final class Sched {
     Sched(SchedulerConfig config, String name) {
         this.config = config;
         this.quantumNanos = config.sysmon() ? config.preemptQuantum().toNanos() : 0;
+        this.randomizeScheduler = config.randomizeScheduling();
+        this.nanoClock = config.nanoClock();
+        this.systemClock = config.systemClock();
+        this.lastpoll.set(nanotime() | 1);
         this.threadGroup = new ThreadGroup(name);
         this.threadNamePrefix = "gosched-m-";
         this.panicPolicy = config.panicPolicy();
         this.uncaughtHandler = config.uncaughtExceptionHandler();
         this.scheduler = new Scheduler(this);
         this.netpoll = new Netpoll(this);
+    }
+
+    /** The runtime's clock (SchedulerConfig.nanoClock); see the note above its field. Go: nanotime */
+    long nanotime() {
+        return systemClock ? System.nanoTime() : nanoClock.getAsLong();
     }
 
     /**

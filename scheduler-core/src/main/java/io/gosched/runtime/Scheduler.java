@@ -118,6 +118,34 @@ final class Scheduler {
     }
 
     // =============================================================================================
+    // Contracts (Go: assertLockHeld, and the owner-P rule of runqput/runqget)
+    // =============================================================================================
+    /*
+     * Every "sched.lock must be held" and "executed only by the owner P" below is checked by an
+     * assert on these (the tests run with -ea; without it an assert costs nothing, not even the
+     * call). Departure from Go: RuntimeLock has no owner (see its class comment), so lockHeld
+     * says the lock is held, not that the caller holds it; a caller that forgot the lock while
+     * another M held it passes. ownedByCaller is exact: the P is the one of the caller's M.
+     *
+     * Naming, as in Go: a method whose name ends in "Locked" is called with the lock it names
+     * already held by the caller (retireSpareLocked, Bubble.wakeIfIdleLocked, Semaphore's
+     * notifyWaitersLocked), and asserts it. One that takes the lock itself says so
+     * (globrunqputTakingLock). "Locked" in the LockOSThread sense is never that suffix
+     * (exitWithLockedM: the G ended while wired to its M).
+     */
+
+    /** Go: runtime/lockrank_off.go assertLockHeld (as far as an ownerless lock can tell). */
+    static boolean lockHeld(RuntimeLock l) {
+        return l.isHeld();
+    }
+
+    /** Whether pp is the P of the M running the calling code: the owner-P-only rule. */
+    static boolean ownedByCaller(P pp) {
+        M mp = M.current();
+        return mp != null && mp.p == pp;
+    }
+
+    // =============================================================================================
     // Goroutine-side entry points (static: they find the runtime from the current M or the G)
     // =============================================================================================
 
@@ -194,7 +222,7 @@ final class Scheduler {
     static void goready(G gp, boolean mayStillRun, M mp) {
         Scheduler s = gp.sched.scheduler;
         boolean readied = false;
-        if (!gp.casStatus(G.WAITING, G.RUNNABLE)) {
+        if (!gp.tryCasgstatus(G.WAITING, G.RUNNABLE)) {
             if (mayStillRun) {
                 readied = readyBeforePark(gp);
             } else {
@@ -215,7 +243,7 @@ final class Scheduler {
             s.runqput(pp, gp, true);
         } else {
             s.trackRunnable(gp, ThreadLocalRandom.current().nextInt());
-            s.globrunqputLocked(gp);
+            s.globrunqputTakingLock(gp);
         }
         s.wakep();
     }
@@ -227,10 +255,10 @@ final class Scheduler {
      */
     private static boolean readyBeforePark(G gp) {
         for (;;) {
-            if (gp.casStatus(G.RUNNING, G.READIED)) {
+            if (gp.tryCasgstatus(G.RUNNING, G.READIED)) {
                 return true;
             }
-            if (gp.casStatus(G.WAITING, G.RUNNABLE)) {
+            if (gp.tryCasgstatus(G.WAITING, G.RUNNABLE)) {
                 return false;
             }
             int st = gp.status();
@@ -275,7 +303,7 @@ final class Scheduler {
      * unlocking), then continues as if woken.
      */
     static void awaitReadied(G gp) {
-        while (!gp.casStatus(G.READIED, G.RUNNING)) {
+        while (!gp.tryCasgstatus(G.READIED, G.RUNNING)) {
             Thread.yield(); // the waker is between its unlock and its goready
         }
     }
@@ -408,7 +436,7 @@ final class Scheduler {
             if (Trace.on) {
                 Trace.record(null, newg.goid, Trace.K_GO_CREATE, -1);
             }
-            globrunqputLocked(newg);
+            globrunqputTakingLock(newg);
             wakep();
             return;
         }
@@ -476,6 +504,7 @@ final class Scheduler {
 
     /** Decides whether this runnable transition is timed (1 in G_TRACKING_PERIOD). */
     void trackRunnable(G gp, int rnd) {
+        // System.nanoTime, not the runtime's clock: the latency histogram measures real waiting.
         gp.runnableSince = (rnd & (G_TRACKING_PERIOD - 1)) == 0 ? System.nanoTime() : 0;
     }
 
@@ -565,6 +594,10 @@ final class Scheduler {
      * Go: runtime/proc.go runqput
      */
     void runqput(P pp, G gp, boolean next) {
+        assert ownedByCaller(pp) : "runqput: not the owner of " + pp;
+        if (sched.randomizeScheduler && next && (pp.cheaprand() & 1) == 0) {
+            next = false; // half the time the new G waits its turn instead of running next
+        }
         if (next) {
             gp = pp.runq.putNext(gp);
             if (gp == null) {
@@ -584,12 +617,22 @@ final class Scheduler {
      * Go: runtime/proc.go runqputslow
      */
     private boolean runqputslow(P pp, G gp) {
+        assert ownedByCaller(pp) : "runqputslow: not the owner of " + pp;
         G[] batch = pp.runq.overflowBatch;
         int n = pp.runq.grabHalfForOverflow(batch);
         if (n == 0) {
             return false;
         }
         batch[n] = gp;
+        if (sched.randomizeScheduler) {
+            // The spilled half reaches the global queue in a random order (Fisher-Yates).
+            for (int i = 1; i <= n; i++) {
+                int j = Integer.remainderUnsigned(pp.cheaprand(), i + 1);
+                G t = batch[i];
+                batch[i] = batch[j];
+                batch[j] = t;
+            }
+        }
         for (int i = 0; i < n; i++) {
             batch[i].schedlink = batch[i + 1];
         }
@@ -606,7 +649,7 @@ final class Scheduler {
     }
 
     /** Puts gp on the global queue, taking sched.lock. Can be executed by any thread. */
-    void globrunqputLocked(G gp) {
+    void globrunqputTakingLock(G gp) {
         sched.lock.lock();
         try {
             sched.runq.put(gp);
@@ -622,6 +665,8 @@ final class Scheduler {
      * Go: runtime/proc.go globrunqgetbatch
      */
     private G globrunqgetbatch(P pp, int max) {
+        assert lockHeld(sched.lock) : "globrunqgetbatch: sched.lock not held";
+        assert ownedByCaller(pp) : "globrunqgetbatch: not the owner of " + pp;
         int size = sched.runq.size();
         if (size == 0) {
             return null;
@@ -696,7 +741,7 @@ final class Scheduler {
                 if (Trace.on) {
                     Trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
                 }
-                globrunqputLocked(gp);
+                globrunqputTakingLock(gp);
                 wakep();
                 continue;
             }
@@ -750,10 +795,11 @@ final class Scheduler {
      * Executed only by the owner of pp.
      */
     private boolean sliceExpired(P pp) {
+        assert ownedByCaller(pp) : "sliceExpired: not the owner of " + pp;
         if (--pp.handoffs > 0 || sched.quantumNanos == 0) {
             return false;
         }
-        long now = sched.config.nanoClock().getAsLong();
+        long now = sched.nanotime();
         // Hand-offs far apart (a pair doing real work per turn) are each looked at; a fast chain
         // is sampled. Either way a look comes at most a few hand-offs after the quantum.
         pp.handoffs = now - pp.handoffClock < sched.quantumNanos / 16 ? HANDOFF_CLOCK_PERIOD : 1;
@@ -821,7 +867,7 @@ final class Scheduler {
                 Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_END, 0);
             }
             if (gp.lockedm != null) {
-                exitLocked(mp, gp);
+                exitWithLockedM(mp, gp);
                 return null;
             }
             goexit0(mp, gp);
@@ -859,7 +905,7 @@ final class Scheduler {
         gp.m = null;
         long goid = gp.goid;
         int reasonCode = gp.waitreason; // read now: once committed, gp may run and park again elsewhere
-        if (!gp.casStatus(G.RUNNING, G.WAITING)) {
+        if (!gp.tryCasgstatus(G.RUNNING, G.WAITING)) {
             // READIED: it parked after releasing its lock (goparkUnlocked) and a waker has
             // already taken its waiter. It does not park; run it again.
             gp.casgstatus(G.READIED, G.RUNNABLE);
@@ -887,7 +933,7 @@ final class Scheduler {
             mp.p.count(P.C_PREEMPTIONS);
         }
         trackRunnable(gp, mp.p != null ? mp.p.cheaprand() : 1);
-        globrunqputLocked(gp);
+        globrunqputTakingLock(gp);
         wakep();
     }
 
@@ -939,7 +985,7 @@ final class Scheduler {
             long now = 0;
             long pollUntil = 0;
             if (pp.timers.wakeTime() != 0) {
-                now = RuntimeTimer.nanotime();
+                now = sched.nanotime();
                 pollUntil = Timers.checkTimers(pp, now);
             }
 
@@ -1099,14 +1145,14 @@ final class Scheduler {
             // Block in netpoll until the earliest timer, if we can be the one poller.
             if ((np.anyWaiters() || pollUntil != 0) && becomePoller(np)) {
                 sched.pollUntil = pollUntil;
-                now = RuntimeTimer.nanotime();
+                now = sched.nanotime();
                 long delay = pollUntil == 0 ? -1 : Math.max(0, pollUntil - now);
                 G list;
                 try {
                     list = sched.stopping ? null : np.netpoll(delay);
                 } finally {
                     sched.pollUntil = 0;
-                    sched.lastpoll.set(RuntimeTimer.nanotime() | 1);
+                    sched.lastpoll.set(sched.nanotime() | 1);
                     np.polling.set(false);
                 }
                 P p2;
@@ -1221,7 +1267,7 @@ final class Scheduler {
             if (w != 0) {
                 long now = mp.stealNow;
                 if (now == 0 || w <= now) {
-                    now = RuntimeTimer.nanotime();
+                    now = sched.nanotime();
                     mp.stealNow = now;
                 }
                 int ran = p2.timers.check(now);
@@ -1551,7 +1597,7 @@ final class Scheduler {
                     retireSpareLocked(pp);
                     return;
                 }
-                pp.setStatus(P.GCSTOP);
+                pp.setStatusUnchecked(P.GCSTOP);
                 stopwaitDecrement();
                 return;
             }
@@ -1578,25 +1624,28 @@ final class Scheduler {
 
     /** Go: runtime/proc.go acquirep, wirep. Executed only by mp. */
     void acquirep(M mp, P pp) {
+        assert M.current() == mp : "acquirep: not executed by m" + mp.mid;
         if (pp.m != null) {
             throw new IllegalStateException("acquirep: " + pp + " already held by m" + pp.m.mid);
         }
         pp.m = mp;
-        pp.setStatus(P.RUNNING);
+        pp.setStatusUnchecked(P.RUNNING);
         mp.p = pp;
     }
 
     /** Go: runtime/proc.go releasep. Executed only by mp. */
     P releasep(M mp) {
+        assert M.current() == mp : "releasep: not executed by m" + mp.mid;
         P pp = mp.p;
         pp.m = null;
         mp.p = null;
-        pp.setStatus(P.IDLE);
+        pp.setStatusUnchecked(P.IDLE);
         return pp;
     }
 
     /** sched.lock must be held. Go: pidleput */
     private void pidleput(P pp) {
+        assert lockHeld(sched.lock) : "pidleput: sched.lock not held";
         if (!pp.runq.isEmpty()) {
             throw new IllegalStateException("pidleput: P has non-empty run queue");
         }
@@ -1604,7 +1653,7 @@ final class Scheduler {
             retireSpareLocked(pp); // its hog yielded: the spare leaves instead of idling
             return;
         }
-        pp.setStatus(P.IDLE);
+        pp.setStatusUnchecked(P.IDLE);
         pp.idle = true;
         pp.link = sched.pidle;
         sched.pidle = pp;
@@ -1613,6 +1662,7 @@ final class Scheduler {
 
     /** sched.lock must be held. Go: pidleget */
     private P pidleget() {
+        assert lockHeld(sched.lock) : "pidleget: sched.lock not held";
         P pp = sched.pidle;
         if (pp != null) {
             sched.pidle = pp.link;
@@ -1625,6 +1675,7 @@ final class Scheduler {
 
     /** sched.lock must be held. Go: pidlegetSpinning */
     private P pidlegetSpinning() {
+        assert lockHeld(sched.lock) : "pidlegetSpinning: sched.lock not held";
         P pp = pidleget();
         if (pp == null) {
             sched.needspinning = 1;
@@ -1634,6 +1685,7 @@ final class Scheduler {
 
     /** sched.lock must be held. */
     private void mput(M mp) {
+        assert lockHeld(sched.lock) : "mput: sched.lock not held";
         mp.schedlink = sched.midle;
         sched.midle = mp;
         sched.nmidle++;
@@ -1641,6 +1693,7 @@ final class Scheduler {
 
     /** sched.lock must be held. */
     private M mget() {
+        assert lockHeld(sched.lock) : "mget: sched.lock not held";
         M mp = sched.midle;
         if (mp != null) {
             sched.midle = mp.schedlink;
@@ -1680,7 +1733,7 @@ final class Scheduler {
             sp.lender = hogged;
             sp.retiring = false;
             sp.spareInStopwait = false;
-            sp.setStatus(P.IDLE);
+            sp.setStatusUnchecked(P.IDLE);
             hogged.lentSpare = sp;
             P[] cur = sched.spares;
             P[] next = Arrays.copyOf(cur, cur.length + 1);
@@ -1715,7 +1768,7 @@ final class Scheduler {
             if (sp.idle) {
                 unlinkIdle(sp);
                 moved = retireSpareLocked(sp);
-            } else if (sp.status() == P.SYSCALL && sp.casStatus(P.SYSCALL, P.IDLE)) {
+            } else if (sp.status() == P.SYSCALL && sp.tryCasStatus(P.SYSCALL, P.IDLE)) {
                 moved = retireSpareLocked(sp);
             } else {
                 Sysmon.preemptone(sp);
@@ -1757,7 +1810,7 @@ final class Scheduler {
      * sched.lock must be held.
      */
     private int retireSpareLocked(P sp) {
-        assert sched.lock.isHeld();
+        assert lockHeld(sched.lock) : "retireSpareLocked: sched.lock not held";
         P[] cur = sched.spares;
         int at = -1;
         for (int i = 0; i < cur.length; i++) {
@@ -1788,7 +1841,7 @@ final class Scheduler {
         }
         sp.lender = null;
         sp.retiring = false;
-        sp.setStatus(P.DEAD);
+        sp.setStatusUnchecked(P.DEAD);
         if (sp.spareInStopwait) {
             sp.spareInStopwait = false;
             stopwaitDecrement();
@@ -1799,6 +1852,7 @@ final class Scheduler {
 
     /** Removes pp from the idle list. sched.lock must be held. */
     private void unlinkIdle(P pp) {
+        assert lockHeld(sched.lock) : "unlinkIdle: sched.lock not held";
         P prev = null;
         for (P q = sched.pidle; q != null; prev = q, q = q.link) {
             if (q == pp) {
@@ -1837,8 +1891,8 @@ final class Scheduler {
         pp.m = null;
         mp.p = null;
         mp.sched.nmsyscall.incrementAndGet();
-        pp.setStatus(P.SYSCALL);
-        if (mp.sched.gcwaiting && pp.spare && pp.casStatus(P.SYSCALL, P.IDLE)) {
+        pp.setStatusUnchecked(P.SYSCALL);
+        if (mp.sched.gcwaiting && pp.spare && pp.tryCasStatus(P.SYSCALL, P.IDLE)) {
             // A spare is not stopped with the world: it is given back.
             mp.sched.lock.lock();
             try {
@@ -1846,7 +1900,7 @@ final class Scheduler {
             } finally {
                 mp.sched.lock.unlock();
             }
-        } else if (mp.sched.gcwaiting && !pp.spare && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+        } else if (mp.sched.gcwaiting && !pp.spare && pp.tryCasStatus(P.SYSCALL, P.GCSTOP)) {
             // A stop-the-world is waiting for this P: give it up now.
             mp.sched.lock.lock();
             try {
@@ -1869,7 +1923,7 @@ final class Scheduler {
         s.nmsyscall.decrementAndGet();
         P oldp = mp.oldp;
         mp.oldp = null;
-        if (oldp != null && oldp.status() == P.SYSCALL && oldp.casStatus(P.SYSCALL, P.IDLE)) {
+        if (oldp != null && oldp.status() == P.SYSCALL && oldp.tryCasStatus(P.SYSCALL, P.IDLE)) {
             s.scheduler.acquirep(mp, oldp);
             oldp.incSyscalltick();
             gp.casgstatus(G.SYSCALL, G.RUNNING);
@@ -2010,7 +2064,7 @@ final class Scheduler {
                 Object arg = gp.parkArg;
                 gp.parkCommit = null;
                 gp.parkArg = null;
-                if (!gp.casStatus(G.RUNNING, G.WAITING)) {
+                if (!gp.tryCasgstatus(G.RUNNING, G.WAITING)) {
                     gp.casgstatus(G.READIED, G.RUNNING); // woken before it parked: go on
                     return;
                 }
@@ -2029,11 +2083,11 @@ final class Scheduler {
                 if (op == G.OP_PREEMPT && mp.p != null) {
                     mp.p.count(P.C_PREEMPTIONS);
                 }
-                globrunqputLocked(gp);
+                globrunqputTakingLock(gp);
             }
             case G.OP_EXITSYSCALL -> {
                 gp.casgstatus(G.SYSCALL, G.RUNNABLE);
-                globrunqputLocked(gp);
+                globrunqputTakingLock(gp);
                 wakep();
             }
             default -> throw new IllegalStateException("goroutine " + gp.goid + " yielded without a reason");
@@ -2060,10 +2114,10 @@ final class Scheduler {
                 break;
             }
             if (sched.stopping) {
-                // Unwind gp on its own thread; execute then ends it (exitLocked) and this M.
+                // Unwind gp on its own thread; execute then ends it (exitWithLockedM) and this M.
                 mp.curg = gp;
                 gp.m = mp;
-                while (!gp.casStatus(G.WAITING, G.RUNNING) && !gp.casStatus(G.RUNNABLE, G.RUNNING)) {
+                while (!gp.tryCasgstatus(G.WAITING, G.RUNNING) && !gp.tryCasgstatus(G.RUNNABLE, G.RUNNING)) {
                     Thread.onSpinWait(); // a goroutine snapshot holds it in SCAN for a moment
                 }
                 throw new LockedMStopped();
@@ -2093,7 +2147,7 @@ final class Scheduler {
      * gp ended while locked to mp: like Go, whose thread exits then, this M does not go back to
      * scheduling; its P is handed off and its thread ends. Executed only by mp.
      */
-    private void exitLocked(M mp, G gp) {
+    private void exitWithLockedM(M mp, G gp) {
         gp.lockedm = null;
         gp.lockedExt = 0;
         mp.lockedg = null;
@@ -2116,6 +2170,7 @@ final class Scheduler {
 
     /** sched.lock must be held. */
     private void stopwaitDecrement() {
+        assert lockHeld(sched.lock) : "stopwaitDecrement: sched.lock not held";
         sched.stopwait--;
         if (sched.stopwait == 0) {
             sched.stopnoteSet = true;
@@ -2135,7 +2190,7 @@ final class Scheduler {
         P pp = releasep(mp);
         sched.lock.lock();
         try {
-            pp.setStatus(P.GCSTOP);
+            pp.setStatusUnchecked(P.GCSTOP);
             stopwaitDecrement();
         } finally {
             sched.lock.unlock();
@@ -2164,7 +2219,7 @@ final class Scheduler {
             P[] allp = sched.allp;
             for (int i = 0; i < old; i++) {
                 P pp = allp[i];
-                if (pp.status() == P.SYSCALL && pp.casStatus(P.SYSCALL, P.GCSTOP)) {
+                if (pp.status() == P.SYSCALL && pp.tryCasStatus(P.SYSCALL, P.GCSTOP)) {
                     sched.stopwait--;
                 }
             }
@@ -2175,7 +2230,7 @@ final class Scheduler {
                 if (sp.idle) {
                     unlinkIdle(sp);
                     retireSpareLocked(sp);
-                } else if (sp.status() == P.SYSCALL && sp.casStatus(P.SYSCALL, P.IDLE)) {
+                } else if (sp.status() == P.SYSCALL && sp.tryCasStatus(P.SYSCALL, P.IDLE)) {
                     retireSpareLocked(sp);
                 } else {
                     sp.spareInStopwait = true;
@@ -2183,13 +2238,15 @@ final class Scheduler {
                 }
             }
             for (P pp; (pp = pidleget()) != null; ) {
-                pp.setStatus(P.GCSTOP);
+                pp.setStatusUnchecked(P.GCSTOP);
                 sched.stopwait--;
             }
             // Ms parked in stopm may hold nothing; the running Ps stop in findRunnable.
         } finally {
             sched.lock.unlock();
         }
+        // Real time, not the runtime's clock: this paces re-preempting real threads, and a
+        // nanoClock that stands still must not leave a stop-the-world waiting forever.
         long nextPreempt = System.nanoTime() + 100_000;
         while (!sched.stopnoteSet) {
             sched.lock.lock();
@@ -2252,7 +2309,7 @@ final class Scheduler {
             sched.allp = grown;
         }
         for (int i = old; i < nprocs; i++) {
-            allp[i].setStatus(P.GCSTOP);
+            allp[i].setStatusUnchecked(P.GCSTOP);
         }
         // Destroy Ps beyond nprocs: their Gs go to the head of the global queue in order.
         G[] drained = new G[sched.config.runqSize() + 1];
@@ -2274,7 +2331,7 @@ final class Scheduler {
             pp.gFreeCount = 0;
             // Its timers go to P0, which always survives (Go moves them to the caller's P).
             pp.timers.moveAllTo(allp[0].timers);
-            pp.setStatus(P.DEAD); // its counters stay: stats() sums over every P ever created
+            pp.setStatusUnchecked(P.DEAD); // its counters stay: stats() sums over every P ever created
         }
         sched.gomaxprocs = nprocs;
         sched.stealOrder = new RandomOrder(nprocs);
@@ -2287,7 +2344,7 @@ final class Scheduler {
             if (pp.runq.isEmpty()) {
                 pidleput(pp);
             } else {
-                pp.setStatus(P.IDLE);
+                pp.setStatusUnchecked(P.IDLE);
                 runnable.add(pp);
             }
         }

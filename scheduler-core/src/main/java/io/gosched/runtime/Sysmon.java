@@ -112,13 +112,13 @@ final class Sysmon implements Runnable {
             if (stopped) {
                 break;
             }
-            sched.coarseNanotime = RuntimeTimer.nanotime();
+            sched.coarseNanotime = sched.nanotime();
             sched.allgs.poll(); // leak reports for Gs the collector found unreachable (cheap when none)
             pollIfStale();
-            long now = sched.config.nanoClock().getAsLong();
+            long now = sched.nanotime();
             idle = retake(now) > 0 ? 0 : idle + 1;
             SafePoint.lowerIfAnswered(sched, null);
-            sched.checkdead.tick(RuntimeTimer.nanotime()); // a few counter reads while a run() waits, else nothing
+            sched.checkdead.tick(sched.nanotime()); // a few counter reads while a run() waits, else nothing
         }
         SafePoint.withdraw(sched);
     }
@@ -130,7 +130,7 @@ final class Sysmon implements Runnable {
      */
     private void pollIfStale() {
         Netpoll np = sched.netpoll;
-        long now = RuntimeTimer.nanotime();
+        long now = sched.nanotime();
         long lp = sched.lastpoll.get();
         if (lp == 0 || lp + NETPOLL_INTERVAL_NANOS >= now || !np.polling.compareAndSet(false, true)) {
             return;
@@ -206,7 +206,7 @@ final class Sysmon implements Runnable {
                     && pp.sysmonSyscallwhen + SYSCALL_GRACE_NANOS > now) {
                 return n;
             }
-            if (pp.casStatus(P.SYSCALL, P.IDLE)) {
+            if (pp.tryCasStatus(P.SYSCALL, P.IDLE)) {
                 n++;
                 pp.incSyscalltick();
                 sched.syscallHandoffs.incrementAndGet();

@@ -144,6 +144,7 @@ final class TimerHeap {
 
     /** Lock held: heap[i].when changed; restore the heap order. */
     void fix(int i) {
+        assert Thread.holdsLock(this);
         RuntimeTimer t = heap[i];
         siftUp(i);
         siftDown(t.idx);
@@ -151,6 +152,7 @@ final class TimerHeap {
 
     /** Lock held. */
     void updateMinWhen() {
+        assert Thread.holdsLock(this);
         minWhen = len > 0 ? heap[0].when : 0;
     }
 
@@ -324,6 +326,7 @@ final class TimerHeap {
      * Go: runtime/time.go timers.take
      */
     long moveAllTo(TimerHeap dst) {
+        assert Scheduler.lockHeld(sched.lock) : "moveAllTo: sched.lock not held";
         synchronized (this) {
             synchronized (dst) {
                 while (len > 0) {
@@ -356,13 +359,13 @@ final class TimerHeap {
     /** The JVM-wide heap's server loop: run due timers, sleep until the next. */
     private void serve() {
         for (;;) {
-            long now = RuntimeTimer.nanotime();
+            long now = System.nanoTime(); // no runtime here: RuntimeTimer.nanotime off an M
             check(now);
             long next = minWhen;
             if (next == 0) {
                 LockSupport.park(this);
             } else {
-                long d = next - RuntimeTimer.nanotime();
+                long d = next - System.nanoTime();
                 if (d > 0) {
                     LockSupport.parkNanos(this, d);
                 }

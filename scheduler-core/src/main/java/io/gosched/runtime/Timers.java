@@ -72,7 +72,7 @@ final class Timers {
 
     private static void parkFor(long nanos) {
         long deadline = RuntimeTimer.whenAfter(nanos);
-        for (long left = nanos; left > 0; left = deadline - System.nanoTime()) {
+        for (long left = nanos; left > 0; left = deadline - RuntimeTimer.nanotime()) {
             LockSupport.parkNanos(left);
         }
     }
@@ -84,6 +84,7 @@ final class Timers {
      * Go: runtime/proc.go checkTimers
      */
     static long checkTimers(P pp, long now) {
+        assert Scheduler.ownedByCaller(pp) : "checkTimers: not the M holding " + pp;
         int ran = pp.timers.check(now);
         if (ran > 0) {
             pp.count(P.C_TIMERS_FIRED, ran);

@@ -136,6 +136,8 @@ public final class Mutex {
                 // If we were already waiting before, queue at the front of the queue.
                 boolean queueLifo = waitStartTime != 0;
                 if (waitStartTime == 0) {
+                    // Real time, not the runtime's clock, as Go's (runtime_nanotime): starvation
+                    // is about how long a waiter really waited, on a goroutine or a thread.
                     waitStartTime = System.nanoTime();
                 }
                 sema.acquire(queueLifo);

@@ -149,6 +149,7 @@ public final class Semaphore {
 
     /** mu must be held. Go: semaphore.Weighted.notifyWaiters */
     private void notifyWaitersLocked() {
+        assert mu.isLocked();
         for (Waiter w = head; w != null; w = head) {
             if (size - cur < w.n) {
                 // Not enough for the next waiter. Admitting a smaller one behind it would let a
@@ -162,7 +163,9 @@ public final class Semaphore {
         }
     }
 
+    /** mu must be held. */
     private void pushBackLocked(Waiter w) {
+        assert mu.isLocked();
         w.prev = tail;
         if (tail == null) {
             head = w;
@@ -172,7 +175,9 @@ public final class Semaphore {
         tail = w;
     }
 
+    /** mu must be held. */
     private void removeLocked(Waiter w) {
+        assert mu.isLocked();
         if (w.prev == null) {
             head = w.next;
         } else {

@@ -45,7 +45,7 @@ class ChanAsyncCancelStressTest {
             received.incrementAndGet();
         };
 
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).randomizeScheduling(true).build())) {
             // Goroutine senders: blocking sends and selects.
             int goSenders = 4;
             for (int g = 0; g < goSenders; g++) {

@@ -20,9 +20,15 @@ public final class GoTesting {
         void run() throws Exception;
     }
 
-    /** Runs main as the main goroutine of a fresh runtime with n Ps; the runtime is closed afterwards. */
+    /**
+     * Runs main as the main goroutine of a fresh runtime with n Ps; the runtime is closed afterwards.
+     * The runtime randomizes its run-queue decisions (SchedulerConfig.randomizeScheduling, as Go's
+     * tests run under the race detector): what runs here must hold under any interleaving, so an
+     * ordering the scheduler happens to give is not to be relied on.
+     */
     public static <T> T runGo(int procs, Callable<T> main) throws Exception {
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs)
+                .randomizeScheduling(true).build())) {
             return rt.run(main);
         }
     }

@@ -43,7 +43,7 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>HTTP send and receive never block a thread: they use {@code sendAsync}/{@code recvAsync}
  * and give up through {@code future.cancel(false)}, which withdraws the pending operation
- * atomically (CONTRACT.md): if it returns true the value was not delivered (send) or not taken
+ * atomically (docs/channels-and-sync.md, {@code sendAsync} / {@code recvAsync}): if it returns true the value was not delivered (send) or not taken
  * (recv); if false the operation completed and its result stands. On that rule:
  * <ul>
  * <li>a send that times out answers {@code sent:false} only when the withdrawal succeeded, else

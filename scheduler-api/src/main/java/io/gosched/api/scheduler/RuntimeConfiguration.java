@@ -12,7 +12,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
- * The one {@link GoRuntime} of the service (CONTRACT.md: scheduler-api owns it) and the
+ * The one {@link GoRuntime} of the service (scheduler-api owns it; docs/telemetry.md) and the
  * lifecycle that stops it after HTTP has drained.
  */
 @Configuration(proxyBeanMethods = false)
