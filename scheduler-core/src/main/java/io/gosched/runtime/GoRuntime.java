@@ -141,7 +141,8 @@ public final class GoRuntime implements AutoCloseable {
      *
      * <p>If main ends by {@link Go#goexit()}, run() does not return: as in Go, the other
      * goroutines go on, and once none is left run() throws an {@link IllegalStateException} with
-     * Go's message, "no goroutines (main called runtime.Goexit) - deadlock!".
+     * Go's message, "no goroutines (main called runtime.Goexit) - deadlock!"; if some are left but
+     * all asleep for ever (proven as below), a {@link DeadlockException}, as Go's checkdead says.
      *
      * <p>When main and every other goroutine are blocked for ever, run() throws a {@link
      * DeadlockException} with Go's message, "all goroutines are asleep - deadlock!", a blank line and
@@ -178,7 +179,7 @@ public final class GoRuntime implements AutoCloseable {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof Go.Goexit) {
-                return afterMainGoexit();
+                return afterMainGoexit(waiting);
             }
             if (cause instanceof Exception ex) {
                 throw ex;
@@ -193,12 +194,43 @@ public final class GoRuntime implements AutoCloseable {
         }
     }
 
-    /** The main goroutine called Goexit: wait for the others, then report Go's deadlock. */
-    private <T> T afterMainGoexit() {
-        while (Stats.liveGoroutines(sched) > 0 && !sched.stopping) {
-            LockSupport.parkNanos(1_000_000);
+    /**
+     * The main goroutine called Goexit: the others go on, and run() reports Go's checkdead
+     * verdict once nothing can go on. Go tells two cases apart: no goroutine left at all ("no
+     * goroutines (main called runtime.Goexit) - deadlock!"), or some left but every one asleep for
+     * ever ("all goroutines are asleep - deadlock!", here with the same proof as while main waits:
+     * the collector's, see Checkdead). A goroutine the collector reclaimed since main's Goexit was
+     * asleep for ever, so it makes the second case even when none is left by the time run() looks.
+     */
+    private <T> T afterMainGoexit(Checkdead.Main mainRun) {
+        long leakedAtGoexit = leakedGoroutinesTotal();
+        List<GoroutineInfo> leakedBefore = sched.allgs.leaked();
+        CompletableFuture<Void> asleep = new CompletableFuture<>();
+        Checkdead.Main proof = new Checkdead.Main(asleep);
+        proof.ref = mainRun.ref; // main has run; Checkdead needs no more of it
+        sched.checkdead.mains.add(proof);
+        try {
+            while (Stats.liveGoroutines(sched) > 0 && !sched.stopping && !asleep.isDone()) {
+                LockSupport.parkNanos(1_000_000);
+            }
+        } finally {
+            sched.checkdead.mains.remove(proof);
         }
         throwIfPanicked();
+        if (asleep.isCompletedExceptionally()) {
+            try {
+                asleep.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                if (e.getCause() instanceof DeadlockException d) {
+                    throw d;
+                }
+            }
+        }
+        if (leakedGoroutinesTotal() > leakedAtGoexit) {
+            List<GoroutineInfo> since = new ArrayList<>(sched.allgs.leaked());
+            since.removeAll(leakedBefore);
+            throw new DeadlockException(Checkdead.REASON, traceback(since));
+        }
         throw new IllegalStateException("no goroutines (main called runtime.Goexit) - deadlock!");
     }
 

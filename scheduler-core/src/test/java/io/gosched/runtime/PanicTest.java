@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -306,6 +307,69 @@ class PanicTest {
             assertThat(e).hasMessage("no goroutines (main called runtime.Goexit) - deadlock!");
             assertTrue(mainsFinally.get());
             assertTrue(otherFinished.get(), "run() returned before the other goroutines ended");
+        }
+    }
+
+    /** Go: runtime/crash_test.go TestGoexitDeadlock: the others end, none is left. */
+    @Test
+    void testGoexitDeadlock() throws Exception {
+        try (GoRuntime rt = crashing(2)) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> rt.run(() -> {
+                for (int g = 0; g < 2; g++) {
+                    Go.go(() -> {
+                        for (int i = 0; i < 10; i++) {
+                            Go.yield();
+                        }
+                    });
+                }
+                Go.goexit();
+                return null;
+            }));
+            assertThat(e).isNotInstanceOf(DeadlockException.class)
+                    .hasMessage("no goroutines (main called runtime.Goexit) - deadlock!");
+        }
+    }
+
+    /**
+     * Go's checkdead after main's Goexit, when goroutines are left but asleep for ever: "all
+     * goroutines are asleep - deadlock!", not the no-goroutines message. One waits on a channel
+     * nobody holds any more (the collector's proof), one in select {} (asleep whatever anyone holds).
+     */
+    @Test
+    void goroutinesLeftAsleepForEverAfterMainsGoexitAreGosDeadlock() throws Exception {
+        try (GoRuntime rt = crashing(2)) {
+            DeadlockException e = assertThrows(DeadlockException.class, () -> rt.run(() -> {
+                Chan<Integer> orphan = Chan.make();
+                Go.go(orphan::recv);
+                Go.go(() -> Select.select()); // select {}
+                Go.sleep(Duration.ofMillis(20)); // both parked before main goes
+                Go.goexit();
+                return null;
+            }));
+            assertThat(e.reason()).isEqualTo("all goroutines are asleep - deadlock!");
+            assertThat(e.dump()).contains("[select (no cases)");
+        }
+    }
+
+    /** A goroutine left waiting on a channel a platform thread still holds is no deadlock: it is woken. */
+    @Test
+    void aGoroutineLeftWaitingOnAChannelHeldOutsideIsNoDeadlockAfterMainsGoexit() throws Exception {
+        try (GoRuntime rt = crashing(2)) {
+            Chan<Integer> held = Chan.make();
+            AtomicInteger got = new AtomicInteger();
+            Thread feeder = Thread.ofPlatform().start(() -> {
+                LockSupport.parkNanos(Duration.ofMillis(800).toNanos()); // across the first collections
+                held.sendAsync(7);
+            });
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> rt.run(() -> {
+                Go.go(() -> got.set(held.recv()));
+                Go.goexit();
+                return null;
+            }));
+            feeder.join();
+            assertThat(e).isNotInstanceOf(DeadlockException.class)
+                    .hasMessage("no goroutines (main called runtime.Goexit) - deadlock!");
+            assertThat(got.get()).isEqualTo(7);
         }
     }
 
