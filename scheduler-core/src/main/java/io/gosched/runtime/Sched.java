@@ -27,6 +27,8 @@ final class Sched {
      */
     final boolean randomizeScheduler;
     final Scheduler scheduler;
+    /** Spare Ps lent for hogs (see Sysmon, "Hogs"). */
+    final SpareLending lending;
     /** The public face; set once by GoRuntime right after construction. */
     GoRuntime runtime;
     final ThreadGroup threadGroup;
@@ -183,6 +185,7 @@ final class Sched {
         this.panicPolicy = config.panicPolicy();
         this.uncaughtHandler = config.uncaughtExceptionHandler();
         this.scheduler = new Scheduler(this);
+        this.lending = new SpareLending(this, scheduler);
         this.netpoll = new Netpoll(this);
     }
 

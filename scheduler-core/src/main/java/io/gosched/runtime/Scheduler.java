@@ -128,7 +128,7 @@ final class Scheduler {
      * another M held it passes. ownedByCaller is exact: the P is the one of the caller's M.
      *
      * Naming, as in Go: a method whose name ends in "Locked" is called with the lock it names
-     * already held by the caller (retireSpareLocked, Bubble.wakeIfIdleLocked, Semaphore's
+     * already held by the caller (SpareLending.retireLocked, Bubble.wakeIfIdleLocked, Semaphore's
      * notifyWaitersLocked), and asserts it. One that takes the lock itself says so
      * (globrunqputTakingLock). "Locked" in the LockOSThread sense is never that suffix
      * (exitWithLockedM: the G ended while wired to its M).
@@ -968,7 +968,7 @@ final class Scheduler {
             P pp = mp.p;
             if (pp.spare && (pp.retiring || sched.gcwaiting)) {
                 // The hog this spare was lent for yielded, or the world stops: give it back.
-                retireSpare(mp);
+                sched.lending.retire(mp);
                 stopm(mp);
                 if (mp.p == null) {
                     return null;
@@ -1594,7 +1594,7 @@ final class Scheduler {
         try {
             if (sched.gcwaiting) {
                 if (pp.spare) {
-                    retireSpareLocked(pp);
+                    sched.lending.retireLocked(pp);
                     return;
                 }
                 pp.setStatusUnchecked(P.GCSTOP);
@@ -1650,7 +1650,7 @@ final class Scheduler {
             throw new IllegalStateException("pidleput: P has non-empty run queue");
         }
         if (pp.spare && (pp.retiring || sched.gcwaiting)) {
-            retireSpareLocked(pp); // its hog yielded: the spare leaves instead of idling
+            sched.lending.retireLocked(pp); // its hog yielded: the spare leaves instead of idling
             return;
         }
         pp.setStatusUnchecked(P.IDLE);
@@ -1703,155 +1703,8 @@ final class Scheduler {
         return mp;
     }
 
-    // =============================================================================================
-    // Spare Ps for hogs (see "Hogs" in Sysmon)
-    // =============================================================================================
-
-    /**
-     * Lends a spare P for hogged, whose goroutine ignored a preempt request for a whole quantum,
-     * and starts an M on it: that M steals hogged's queued Gs (runnext included) and runs its
-     * timers, so nothing waits behind the hog. hogged itself is not touched: its M keeps it.
-     * Returns false if a spare is already lent or the world is stopping.
-     * Executed only by sysmon; sched.lock must not be held.
-     */
-    boolean lendSpare(P hogged) {
-        P sp;
-        sched.lock.lock();
-        try {
-            if (sched.gcwaiting || sched.stopping || hogged.lentSpare != null || hogged.status() != P.RUNNING) {
-                return false;
-            }
-            sp = sched.sparePool.poll();
-            if (sp == null) {
-                P[] all = sched.allspares;
-                sp = new P(sched, SchedulerConfig.MAX_GOMAXPROCS + all.length, sched.config.runqSize(),
-                        sched.config.seed() * 31 + 7919 + all.length, true);
-                P[] grown = Arrays.copyOf(all, all.length + 1);
-                grown[all.length] = sp;
-                sched.allspares = grown;
-            }
-            sp.lender = hogged;
-            sp.retiring = false;
-            sp.spareInStopwait = false;
-            sp.setStatusUnchecked(P.IDLE);
-            hogged.lentSpare = sp;
-            P[] cur = sched.spares;
-            P[] next = Arrays.copyOf(cur, cur.length + 1);
-            next[cur.length] = sp;
-            sched.spares = next;
-        } finally {
-            sched.lock.unlock();
-        }
-        sched.preemptHandoffs.incrementAndGet();
-        if (Trace.on) {
-            Trace.recordShared(hogged.id, -1, Trace.K_PROC_HANDOFF, 1);
-        }
-        startm(sp, false);
-        return true;
-    }
-
-    /**
-     * hogged's goroutine reached a safe point: take its spare back. An idle spare (or one whose
-     * M is in a syscall) leaves at once; one held by an M is marked, its goroutine asked to
-     * yield, and the M returns it at its next scheduling round.
-     * Executed only by sysmon; sched.lock must not be held.
-     */
-    void returnSpare(P hogged) {
-        int moved = 0;
-        sched.lock.lock();
-        try {
-            P sp = hogged.lentSpare;
-            if (sp == null) {
-                return;
-            }
-            sp.retiring = true;
-            if (sp.idle) {
-                unlinkIdle(sp);
-                moved = retireSpareLocked(sp);
-            } else if (sp.status() == P.SYSCALL && sp.tryCasStatus(P.SYSCALL, P.IDLE)) {
-                moved = retireSpareLocked(sp);
-            } else {
-                Sysmon.preemptone(sp);
-            }
-        } finally {
-            sched.lock.unlock();
-        }
-        if (moved > 0) {
-            wakep();
-        }
-    }
-
-    /** The M holding a retiring spare gives it back. Executed only by mp. */
-    private void retireSpare(M mp) {
-        boolean wasSpinning = mp.spinning;
-        if (wasSpinning) {
-            mp.spinning = false;
-            sched.nmspinning.decrementAndGet();
-        }
-        P sp = releasep(mp);
-        int moved;
-        sched.lock.lock();
-        try {
-            moved = retireSpareLocked(sp);
-        } finally {
-            sched.lock.unlock();
-        }
-        // A submitter that saw this M spinning relied on it to find its work (see "Spinning
-        // and wakep"); it is about to park instead, so hand the duty on, as resetspinning does.
-        if (moved > 0 || wasSpinning) {
-            wakep();
-        }
-    }
-
-    /**
-     * Takes a spare P out of circulation: its queued Gs go to the global queue, its timers to
-     * its lender's heap, and it goes back to the pool. Nobody may be running on it. Returns the
-     * number of Gs moved (the caller calls wakep after unlocking).
-     * sched.lock must be held.
-     */
-    private int retireSpareLocked(P sp) {
-        assert lockHeld(sched.lock) : "retireSpareLocked: sched.lock not held";
-        P[] cur = sched.spares;
-        int at = -1;
-        for (int i = 0; i < cur.length; i++) {
-            if (cur[i] == sp) {
-                at = i;
-            }
-        }
-        if (at < 0) {
-            return 0; // already retired
-        }
-        P[] next = new P[cur.length - 1];
-        System.arraycopy(cur, 0, next, 0, at);
-        System.arraycopy(cur, at + 1, next, at, cur.length - at - 1);
-        G[] drained = new G[sp.runq.capacity() + 1];
-        int n = sp.runq.drain(drained);
-        for (int k = 0; k < n; k++) {
-            sched.runq.put(drained[k]);
-        }
-        P lender = sp.lender;
-        if (sp.timers.size() > 0) {
-            sp.timers.moveAllTo(lender != null ? lender.timers : sched.allp[0].timers);
-            // Whoever polls re-evaluates its deadline over the heaps (lock-free: no sched.lock needed).
-            sched.netpoll.netpollBreak();
-        }
-        sched.spares = next;
-        if (lender != null && lender.lentSpare == sp) {
-            lender.lentSpare = null;
-        }
-        sp.lender = null;
-        sp.retiring = false;
-        sp.setStatusUnchecked(P.DEAD);
-        if (sp.spareInStopwait) {
-            sp.spareInStopwait = false;
-            stopwaitDecrement();
-        }
-        sched.sparePool.push(sp);
-        return n;
-    }
-
     /** Removes pp from the idle list. sched.lock must be held. */
-    private void unlinkIdle(P pp) {
+    void unlinkIdle(P pp) {
         assert lockHeld(sched.lock) : "unlinkIdle: sched.lock not held";
         P prev = null;
         for (P q = sched.pidle; q != null; prev = q, q = q.link) {
@@ -1896,7 +1749,7 @@ final class Scheduler {
             // A spare is not stopped with the world: it is given back.
             mp.sched.lock.lock();
             try {
-                mp.sched.scheduler.retireSpareLocked(pp);
+                mp.sched.lending.retireLocked(pp);
             } finally {
                 mp.sched.lock.unlock();
             }
@@ -2169,7 +2022,7 @@ final class Scheduler {
     // =============================================================================================
 
     /** sched.lock must be held. */
-    private void stopwaitDecrement() {
+    void stopwaitDecrement() {
         assert lockHeld(sched.lock) : "stopwaitDecrement: sched.lock not held";
         sched.stopwait--;
         if (sched.stopwait == 0) {
@@ -2229,9 +2082,9 @@ final class Scheduler {
                 sp.retiring = true;
                 if (sp.idle) {
                     unlinkIdle(sp);
-                    retireSpareLocked(sp);
+                    sched.lending.retireLocked(sp);
                 } else if (sp.status() == P.SYSCALL && sp.tryCasStatus(P.SYSCALL, P.IDLE)) {
-                    retireSpareLocked(sp);
+                    sched.lending.retireLocked(sp);
                 } else {
                     sp.spareInStopwait = true;
                     sched.stopwait++;

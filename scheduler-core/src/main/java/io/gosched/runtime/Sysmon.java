@@ -25,7 +25,7 @@ import java.util.concurrent.locks.LockSupport;
  * sysmon lends a
  * <em>spare P</em> for the hogged P: a P outside allp
  * (ids from {@link SchedulerConfig#MAX_GOMAXPROCS} up) with its own run queue and timer heap,
- * and starts an M on it ({@code Scheduler.lendSpare}, counted in {@code preemptHandoffs} and in
+ * and starts an M on it ({@code SpareLending.lend}, counted in {@code preemptHandoffs} and in
  * {@code handoffs}). That M runs the ordinary findRunnable: it takes the global queue, steals
  * the hogged P's ring and, on its last pass, its runnext and due timers (thieves may take all
  * three from a running P: the ring's head is CAS-consumed, runnext is CAS-cleared, the heap
@@ -34,7 +34,7 @@ import java.util.concurrent.locks.LockSupport;
  * sysmon's preemption) except that it is never in allp and never lent a spare of its own.
  *
  * <p>When the hog reaches a safe point (its P starts a new time slice or runs another G),
- * sysmon takes the spare back ({@code Scheduler.returnSpare}): an idle spare leaves at once;
+ * sysmon takes the spare back ({@code SpareLending.giveBack}): an idle spare leaves at once;
  * one held by an M is marked retiring, its goroutine is asked to yield, and the M gives it back
  * at its next scheduling round, its queued Gs moving to the global queue and its timers to the
  * lender's heap. A stop-the-world takes every spare back first and never lends one.
@@ -178,7 +178,7 @@ final class Sysmon implements Runnable {
                 pp.sysmonSchedwhen = now;
                 pp.sysmonPreemptG = null;
             } else if (pp.sysmonSchedwhen + quantumNanos <= now) {
-                if (s == P.RUNNING && !pp.spare && hogging(pp, now) && sched.scheduler.lendSpare(pp)) {
+                if (s == P.RUNNING && !pp.spare && hogging(pp, now) && sched.lending.lend(pp)) {
                     n++;
                 }
                 preemptone(pp);
@@ -187,7 +187,7 @@ final class Sysmon implements Runnable {
             }
         }
         if (!pp.spare && pp.lentSpare != null && !stillHogged(pp)) {
-            sched.scheduler.returnSpare(pp);
+            sched.lending.giveBack(pp);
         }
         if (s != P.RUNNING && pp.lentSpare == null) {
             // The hog candidate stopped running: forget it. A G held here stays reachable, so one
