@@ -138,7 +138,7 @@ final class G implements Runnable {
     int lockedExt;
 
     /**
-     * Sched-latency tracking: every {@link Scheduler#G_TRACKING_PERIOD}th G is timed from
+     * Sched-latency tracking: every {@link LatencyBuckets#TRACKING_PERIOD}th G is timed from
      * runnable to running (Go's gTrackingPeriod), so the cost of {@code System.nanoTime} is paid
      * by few transitions. 0 when not tracked.
      */

@@ -126,7 +126,7 @@ final class P {
     private int rand;
 
     private final long[] counters = new long[COUNTER_SLOTS];
-    /** Scheduling-latency histogram buckets (see {@link Scheduler#LATENCY_BOUNDS_NANOS}); owner writes. */
+    /** Scheduling-latency histogram buckets (see {@link LatencyBuckets#BOUNDS_NANOS}); owner writes. */
     final long[] latencyCounts;
     private long latencySumNanos;
 
@@ -146,7 +146,7 @@ final class P {
         this.timers = new TimerHeap(sched, this);
         this.status = GCSTOP;
         this.rand = (int) (seed ^ (seed >>> 32)) | 1;
-        this.latencyCounts = new long[Scheduler.LATENCY_BOUNDS_NANOS.length + 1 + 8];
+        this.latencyCounts = new long[LatencyBuckets.BOUNDS_NANOS.length + 1 + 8];
     }
 
     int status() {

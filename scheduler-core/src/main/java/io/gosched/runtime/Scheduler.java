@@ -95,18 +95,11 @@ final class Scheduler {
     static final int STEAL_TRIES = 4;
     /** Goids taken from sched.goidgen at a time (Go: _GoidCacheBatch). */
     static final int GOID_CACHE_BATCH = 16;
-    /** One in this many G transitions is timed for the latency histogram (Go: gTrackingPeriod). */
-    static final int G_TRACKING_PERIOD = 8;
     /** Global queue fairness check interval in schedticks. */
     static final int GLOBAL_RUNQ_CHECK = 61;
     /** Local free-G list bounds (Go: gfput moves to global at 64 until below 32). */
     static final int GFREE_LOCAL_MAX = 64;
     static final int GFREE_LOCAL_KEEP = 32;
-    /** Upper bounds of the scheduling-latency buckets, in nanoseconds; a last +Inf bucket follows. */
-    static final long[] LATENCY_BOUNDS_NANOS = {
-        1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
-        1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000, 50_000_000, 100_000_000, 1_000_000_000
-    };
     /** Spin rounds and pauses per round, for sync.Mutex and RuntimeLock (Go: active_spin, active_spin_cnt). */
     static final int ACTIVE_SPIN = 4;
     static final int ACTIVE_SPIN_CNT = 30;
@@ -502,10 +495,9 @@ final class Scheduler {
         return pp.goidcache++;
     }
 
-    /** Decides whether this runnable transition is timed (1 in G_TRACKING_PERIOD). */
+    /** Decides whether this runnable transition is timed (see LatencyBuckets). */
     void trackRunnable(G gp, int rnd) {
-        // System.nanoTime, not the runtime's clock: the latency histogram measures real waiting.
-        gp.runnableSince = (rnd & (G_TRACKING_PERIOD - 1)) == 0 ? System.nanoTime() : 0;
+        gp.runnableSince = LatencyBuckets.trackedSince(rnd);
     }
 
     /** The G finished: recycle it. Executed only by the M that ran it. Go: goexit0, gdestroy */
@@ -843,7 +835,7 @@ final class Scheduler {
         if (since != 0) {
             gp.runnableSince = 0;
             long d = System.nanoTime() - since;
-            pp.recordLatency(latencyBucket(d), d);
+            pp.recordLatency(LatencyBuckets.bucket(d), d);
         }
         if (Trace.on) {
             long ts = mp.traceClock;
@@ -935,15 +927,6 @@ final class Scheduler {
         trackRunnable(gp, mp.p != null ? mp.p.cheaprand() : 1);
         globrunqputTakingLock(gp);
         wakep();
-    }
-
-    static int latencyBucket(long nanos) {
-        long[] b = LATENCY_BOUNDS_NANOS;
-        int i = 0;
-        while (i < b.length && nanos > b[i]) {
-            i++;
-        }
-        return i;
     }
 
     /**

@@ -57,7 +57,7 @@ final class Stats {
         long spawned = sched.spawnedOutside.get();
         long schedules = 0, steals = 0, stolen = 0, preemptions = 0, timers = 0;
         long netpoll = sched.netpollReadyNoP.get();
-        int nb = Scheduler.LATENCY_BOUNDS_NANOS.length + 1;
+        int nb = LatencyBuckets.BOUNDS_NANOS.length + 1;
         long[] counts = new long[nb];
         long latCount = 0;
         long latSum = 0;
@@ -78,7 +78,7 @@ final class Stats {
         }
         double[] bounds = new double[nb];
         for (int b = 0; b < nb - 1; b++) {
-            bounds[b] = Scheduler.LATENCY_BOUNDS_NANOS[b] / 1e9;
+            bounds[b] = LatencyBuckets.BOUNDS_NANOS[b] / 1e9;
         }
         bounds[nb - 1] = Double.POSITIVE_INFINITY;
 
