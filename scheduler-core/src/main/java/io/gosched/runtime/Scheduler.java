@@ -87,6 +87,25 @@ final class Scheduler {
      * Memory ordering. RunQueue documents its protocol. P and G status changes are CAS or
      * volatile. Counters are single-writer (the P owner) release stores read with acquire
      * loads by stats(). sched.lock orders everything on the idle lists and the global queue.
+     *
+     * Declaration order. Constants first, then the contract checks, then the code in the order
+     * a goroutine's life and proc.go's meet it: the goroutine-side entry points (go, gopark,
+     * goready, Gosched), creation and exit (newproc, goexit0), the run queues (runqput, runqget,
+     * runqsteal, the global queue), the scheduling loop (schedule, findRunnable, execute), then
+     * what the loop calls when it has nothing to run or must give its P away: spinning, waking
+     * and parking Ms, syscalls, LockOSThread, and last stop-the-world and procresize. A section
+     * starts with a banner naming it. What proc.go keeps elsewhere is elsewhere here too: the
+     * spare-P lending for hogs in SpareLending (Go: preempt.go), sysmon in Sysmon, the latency
+     * histogram's buckets in LatencyBuckets (histogram.go), timers in Timers and TimerHeap
+     * (time.go), channels in Chan (chan.go), checkdead in Checkdead.
+     *
+     * Style notes. A method that has a Go twin carries its name and ends its comment with
+     * "Go: runtime/<file> <function>"; a departure from Go is said where it is made, beginning
+     * "JVM departure". "...Locked" means the caller holds the lock, and is asserted (see
+     * Contracts); "Executed only by mp" or "owner P only" names the one thread that may call it.
+     * Fields read racily say so next to the field. Comments say why and name the invariant; the
+     * names say what. Hot paths allocate nothing, and a check that would cost on them is an
+     * assert (the tests run with -ea) or a final flag read once (randomizeScheduling, Trace.on).
      */
 
     /** Local run queue capacity (Go: len(p.runq)). */
