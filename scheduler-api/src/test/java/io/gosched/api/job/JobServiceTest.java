@@ -22,6 +22,7 @@ import io.gosched.api.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.Received;
 import io.gosched.runtime.SchedulerConfig;
+import io.gosched.testing.Await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -221,6 +222,27 @@ class JobServiceTest {
         assertThat(s.startedAt()).isEqualTo(t0);
         assertThat(s.finishedAt()).isEqualTo(t1.plusMillis(250));
         assertThat(s.durationMs()).isEqualTo(5_250);
+    }
+
+    @Test
+    void aFailedAttemptIsRetriedOnlyOnceItsBackoffHasPassedOnTheServiceClock() {
+        service(Map.of());
+        String id = jobs.submit(json("""
+                {'workload':{'channels':[{'name':'c','capacity':1}],
+                  'steps':[{'op':'close','channel':'c'},{'op':'send','channel':'c','value':1}]},
+                 'retry':{'maxAttempts':2,'backoffMs':600000,'multiplier':1}}"""), null).job().id();
+        eventually(() -> {
+            JobView v = jobs.get(id);
+            assertThat(v.state()).as("attempt 1 failed and waits out its backoff").isEqualTo(JobState.QUEUED);
+            assertThat(v.attempt()).isEqualTo(1);
+            assertThat(v.error()).isNotNull();
+        });
+        clock.advance(Duration.ofMinutes(10).minusMillis(1));
+        assertThat(Await.holdsWithin(Duration.ofSeconds(1), () -> jobs.get(id).state() != JobState.QUEUED))
+                .as("a millisecond of a 10-minute backoff left: not run").isFalse();
+        clock.advance(Duration.ofMillis(1));
+        JobView failed = await(id, JobState.FAILED);
+        assertThat(failed.attempt()).as("the retry ran, and was the last").isEqualTo(2);
     }
 
     @Test
