@@ -508,11 +508,8 @@ class SynctestTest {
         }
     }
 
-    /** Go: TestWaitGroupMovedIntoBubble. An add from a bubble to a group counting for outside. */
-    @Test
-    void TestWaitGroupMovedIntoBubble() {
-        WaitGroup wg = new WaitGroup();
-        wg.add(1);
+    /** What wg.add(1) threw in a fresh bubble (caught there: the bubble itself ends normally), or null. */
+    static Throwable addInABubble(WaitGroup wg) {
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         synctest(() -> {
             try {
@@ -521,7 +518,15 @@ class SynctestTest {
                 thrown.set(e);
             }
         });
-        assertThat(thrown.get()).hasMessage("sync: WaitGroup.Add called from inside and outside synctest bubble");
+        return thrown.get();
+    }
+
+    /** Go: TestWaitGroupMovedIntoBubble. An add from a bubble to a group counting for outside. */
+    @Test
+    void TestWaitGroupMovedIntoBubble() {
+        WaitGroup wg = new WaitGroup();
+        wg.add(1);
+        assertThat(addInABubble(wg)).hasMessage("sync: WaitGroup.Add called from inside and outside synctest bubble");
         wg.done(); // the refused add left the group as it was: one count, for outside
         wg.await();
     }
@@ -540,15 +545,7 @@ class SynctestTest {
     void TestWaitGroupMovedBetweenBubblesWithNonZeroCount() {
         WaitGroup wg = new WaitGroup();
         synctest(() -> wg.add(1));
-        AtomicReference<Throwable> thrown = new AtomicReference<>();
-        synctest(() -> {
-            try {
-                wg.add(1);
-            } catch (IllegalStateException e) {
-                thrown.set(e);
-            }
-        });
-        assertThat(thrown.get()).hasMessage("sync: WaitGroup.Add called from multiple synctest bubbles");
+        assertThat(addInABubble(wg)).hasMessage("sync: WaitGroup.Add called from multiple synctest bubbles");
     }
 
     /** Go: TestWaitGroupMovedBetweenBubblesWithZeroCount. Back at zero, the group is free again. */

@@ -8,11 +8,11 @@ import io.gosched.api.error.ApiProblem;
 import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobService;
 import io.gosched.api.testapp.TestApplication;
+import io.gosched.api.testapp.TwoProcRuntime;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoroutineInfo;
-import io.gosched.runtime.SchedulerConfig;
 import io.gosched.testing.Await;
 import java.time.Duration;
 import java.util.Map;
@@ -20,9 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.ContextConfiguration;
@@ -37,16 +35,8 @@ import tools.jackson.databind.JsonNode;
  */
 @WebFluxTest
 @ContextConfiguration(classes = TestApplication.class)
-@Import({GoroutineController.class, ApiExceptionHandler.class, WireEnums.Formatters.class, GoroutineControllerSliceTest.Runtime.class})
+@Import({GoroutineController.class, ApiExceptionHandler.class, WireEnums.Formatters.class, TwoProcRuntime.class})
 class GoroutineControllerSliceTest {
-
-    @TestConfiguration(proxyBeanMethods = false)
-    static class Runtime {
-        @Bean(destroyMethod = "close")
-        GoRuntime goRuntime() {
-            return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-        }
-    }
 
     @Autowired
     WebTestClient http;

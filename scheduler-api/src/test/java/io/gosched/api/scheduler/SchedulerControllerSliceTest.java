@@ -4,13 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.testapp.TestApplication;
+import io.gosched.api.testapp.TwoProcRuntime;
 import io.gosched.runtime.GoRuntime;
-import io.gosched.runtime.SchedulerConfig;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.ContextConfiguration;
@@ -22,16 +20,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  */
 @WebFluxTest
 @ContextConfiguration(classes = TestApplication.class)
-@Import({SchedulerController.class, ApiExceptionHandler.class, SchedulerControllerSliceTest.Runtime.class})
+@Import({SchedulerController.class, ApiExceptionHandler.class, TwoProcRuntime.class})
 class SchedulerControllerSliceTest {
-
-    @TestConfiguration(proxyBeanMethods = false)
-    static class Runtime {
-        @Bean(destroyMethod = "close")
-        GoRuntime goRuntime() {
-            return GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-        }
-    }
 
     @Autowired
     WebTestClient http;
