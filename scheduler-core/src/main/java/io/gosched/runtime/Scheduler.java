@@ -105,7 +105,8 @@ final class Scheduler {
      * Contracts); "Executed only by mp" or "owner P only" names the one thread that may call it.
      * Fields read racily say so next to the field. Comments say why and name the invariant; the
      * names say what. Hot paths allocate nothing, and a check that would cost on them is an
-     * assert (the tests run with -ea) or a final flag read once (randomizeScheduling, Trace.on).
+     * assert (the tests run with -ea) or one read of a flag (the final randomizeScheduler, the
+     * static Trace.on).
      */
 
     /** Local run queue capacity (Go: len(p.runq)). */
