@@ -89,8 +89,10 @@ public final class Chan<T> implements Iterable<T> {
     final long id = IDS.incrementAndGet();
 
     final RuntimeLock lock = new RuntimeLock();
-    /** Ring buffer of dataqsiz slots (empty array when unbuffered). */
+    /** Ring buffer of dataqsiz slots; unbuffered channels share {@link #NO_BUFFER}. */
     private final Object[] buf;
+    /** The buffer of every unbuffered channel: never read or written, it saves 16 bytes a channel. */
+    private static final Object[] NO_BUFFER = {};
     /** Capacity; immutable. */
     final int dataqsiz;
     /** Values in buf. Written under lock with release stores; read lock-free with acquire loads. */
@@ -125,7 +127,7 @@ public final class Chan<T> implements Iterable<T> {
 
     private Chan(int capacity) {
         this.dataqsiz = capacity;
-        this.buf = new Object[capacity];
+        this.buf = capacity == 0 ? NO_BUFFER : new Object[capacity];
         this.timer = null;
         this.bubble = Bubble.ofCaller();
         this.nilLike = false;
@@ -133,7 +135,7 @@ public final class Chan<T> implements Iterable<T> {
 
     private Chan(boolean nilLike) {
         this.dataqsiz = 0;
-        this.buf = new Object[0];
+        this.buf = NO_BUFFER;
         this.timer = null;
         this.bubble = null;
         this.nilLike = nilLike;
@@ -159,7 +161,7 @@ public final class Chan<T> implements Iterable<T> {
 
     private Chan(int capacity, RuntimeTimer timer) {
         this.dataqsiz = capacity;
-        this.buf = new Object[capacity];
+        this.buf = capacity == 0 ? NO_BUFFER : new Object[capacity];
         this.timer = timer;
         this.bubble = timer.bubble;
         this.nilLike = false;

@@ -143,7 +143,6 @@ final class G implements Runnable {
      * by few transitions. 0 when not tracked.
      */
     long runnableSince;
-    int trackingSeq;
 
     // ---- observability: identity, labels, creation, wait time (see AllGs, GoroutineInfo) ---------
     /**
