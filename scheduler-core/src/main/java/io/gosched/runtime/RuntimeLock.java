@@ -43,9 +43,18 @@ final class RuntimeLock implements ParkCommit {
     }
 
     private void lockSlow() {
+        lockSlow(STATE, this);
+    }
+
+    /**
+     * The contended path of a lock that is an int word of some object: this class's own, or one
+     * embedded in the object it guards (a channel's, see Chan.lockState). The word takes the same
+     * values: 0 free, 1 held.
+     */
+    static void lockSlow(VarHandle word, Object holder) {
         int spins = 0;
         for (;;) {
-            if (state == 0 && STATE.compareAndSet(this, 0, 1)) {
+            if ((int) word.getVolatile(holder) == 0 && word.compareAndSet(holder, 0, 1)) {
                 return;
             }
             if (spins < Scheduler.ACTIVE_SPIN) {

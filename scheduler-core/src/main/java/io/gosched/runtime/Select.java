@@ -319,7 +319,7 @@ public final class Select {
             Chan<?> c0 = cases[lockorder[i]].c;
             if (c0 != c) {
                 c = c0;
-                c.lock.lock();
+                c.lock();
             }
         }
     }
@@ -335,7 +335,7 @@ public final class Select {
             if (i > 0 && c == cases[lockorder[i - 1]].c) {
                 continue; // will unlock it on the next iteration
             }
-            c.lock.unlock();
+            c.unlock();
         }
     }
 
@@ -351,12 +351,12 @@ public final class Select {
         for (Sudog sg = (Sudog) first; sg != null; sg = sg.waitlink) {
             Chan<?> c = (Chan<?>) sg.c;
             if (c != lastc && lastc != null) {
-                lastc.lock.unlock();
+                lastc.unlock();
             }
             lastc = c;
         }
         if (lastc != null) {
-            lastc.lock.unlock();
+            lastc.unlock();
         }
         return true;
     };
