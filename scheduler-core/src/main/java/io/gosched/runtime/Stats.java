@@ -96,7 +96,7 @@ final class Stats {
                 running++;
             }
             G next = pp.runq.peekNext();
-            detail.add(new ProcStats(pp.id, P.statusName(pp.status()), pp.schedtick(), pp.syscalltick(),
+            detail.add(new ProcStats(pp.id, ProcStats.Status.ofCode(pp.status()), pp.schedtick(), pp.syscalltick(),
                     local[i], next != null ? next.goid : -1, cur != null ? cur.goid : -1,
                     mp != null ? mp.mid : -1, pp.timers.size()));
         }

@@ -124,10 +124,12 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
                     .strongReference(true)
                     .register(registry);
         }
-        for (String state : List.of("running", "idle", "syscall", "gcstop")) {
-            Gauge.builder("gosched.procs", source, src -> procsIn(src.stats(), state))
+        // Every status but DEAD: stats() lists only the Ps in use, so a dead one is never counted.
+        for (ProcStats.Status status : List.of(ProcStats.Status.RUNNING, ProcStats.Status.IDLE, ProcStats.Status.SYSCALL,
+                ProcStats.Status.GCSTOP)) {
+            Gauge.builder("gosched.procs", source, src -> procsIn(src.stats(), status))
                     .description("Ps by status")
-                    .tag("state", state)
+                    .tag("state", status.goName())
                     .strongReference(true)
                     .register(registry);
         }
@@ -241,10 +243,10 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
         };
     }
 
-    static double procsIn(SchedStats s, String state) {
+    static double procsIn(SchedStats s, ProcStats.Status status) {
         int n = 0;
         for (ProcStats p : s.procs()) {
-            if (p.status().equals(state)) {
+            if (p.is(status)) {
                 n++;
             }
         }
