@@ -154,7 +154,7 @@ final class AllGs {
                 continue; // retired
             }
             WaitReason reason = WaitReason.of(r.waitreason);
-            GoroutineInfo info = new GoroutineInfo(r.goid, "waiting", reason != null ? reason.toString() : "",
+            GoroutineInfo info = new GoroutineInfo(r.goid, GoroutineInfo.State.WAITING, reason != null ? reason.toString() : "",
                     java.time.Duration.ZERO, r.labels, List.of(), r.parentGoid, r.createdAt);
             synchronized (leaked) {
                 if (leaked.size() == MAX_LEAK_REPORTS) {

@@ -280,7 +280,7 @@ public final class FlightRecorder implements AutoCloseable {
                     if (firstUntimed < 0) {
                         firstUntimed = out.size();
                     }
-                    out.add(new Trace.Event(Trace.UNTIMED, p, g, Trace.kindName(k), arg, true));
+                    out.add(new Trace.Event(Trace.UNTIMED, p, g, Trace.kindOf(k), arg, true));
                     continue;
                 }
                 if (firstUntimed >= 0) {
@@ -288,7 +288,7 @@ public final class FlightRecorder implements AutoCloseable {
                     firstUntimed = -1;
                 }
                 if (k != K_CLOCK) {
-                    out.add(new Trace.Event(Math.max(0, t), p, g, Trace.kindName(k), arg, false));
+                    out.add(new Trace.Event(Math.max(0, t), p, g, Trace.kindOf(k), arg, false));
                 }
                 before = t;
             }

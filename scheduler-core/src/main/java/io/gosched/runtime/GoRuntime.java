@@ -340,16 +340,16 @@ public final class GoRuntime implements AutoCloseable {
     }
 
     /** Marks "status changed under us" in trySnapshot. */
-    private static final GoroutineInfo RETRY = new GoroutineInfo(0, "", "", null, null, null, 0, null);
+    private static final GoroutineInfo RETRY = new GoroutineInfo(0, GoroutineInfo.State.RUNNING, "", null, null, null, 0, null); // compared by identity
 
     private static GoroutineInfo trySnapshot(G gp, long now) {
         int st = gp.status();
         switch (st) {
             case G.RUNNING, G.READIED -> {
-                return info(gp, "running", null, 0, List.of());
+                return info(gp, GoroutineInfo.State.RUNNING, null, 0, List.of());
             }
             case G.SYSCALL -> {
-                return info(gp, "syscall", null, 0, List.of());
+                return info(gp, GoroutineInfo.State.SYSCALL, null, 0, List.of());
             }
             case G.WAITING, G.RUNNABLE -> {
                 if (!gp.tryBeginScan(st)) {
@@ -360,12 +360,12 @@ public final class GoRuntime implements AutoCloseable {
                     // that locked its thread in the meantime parks mounted, and cannot be walked.
                     List<StackTraceElement> stack = gp.lockedm == null ? Traceback.stackOf(gp) : List.of();
                     if (st == G.RUNNABLE) {
-                        return info(gp, "runnable", null, 0, stack);
+                        return info(gp, GoroutineInfo.State.RUNNABLE, null, 0, stack);
                     }
                     if (gp.waitSince == 0) {
                         gp.waitSince = now; // no sysmon clock: from the first snapshot on, as Go's GC stamps waitsince
                     }
-                    return info(gp, "waiting", gp.waitreason(), now - gp.waitSince, stack);
+                    return info(gp, GoroutineInfo.State.WAITING, gp.waitreason(), now - gp.waitSince, stack);
                 } finally {
                     gp.endScan(st);
                 }
@@ -376,7 +376,7 @@ public final class GoRuntime implements AutoCloseable {
         }
     }
 
-    private static GoroutineInfo info(G gp, String state, WaitReason reason, long waitedNanos, List<StackTraceElement> stack) {
+    private static GoroutineInfo info(G gp, GoroutineInfo.State state, WaitReason reason, long waitedNanos, List<StackTraceElement> stack) {
         AllGs.Ref r = gp.ref;
         return new GoroutineInfo(gp.goid, state, reason != null ? reason.toString() : "",
                 Duration.ofNanos(Math.max(0, waitedNanos)), gp.labels, stack, r.parentGoid, r.createdAt);

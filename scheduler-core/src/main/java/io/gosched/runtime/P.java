@@ -27,8 +27,6 @@ final class P {
     /** Beyond GOMAXPROCS; kept for reuse, owned by nobody. */
     static final int DEAD = 4;
 
-    private static final String[] STATUS_NAMES = {"idle", "running", "syscall", "gcstop", "dead"};
-
     // ---- counters (indices into counters[]) -----------------------------------------------------
     static final int C_SPAWNED = 0;
     static final int C_EXITED = 1;
@@ -176,7 +174,7 @@ final class P {
     }
 
     static String statusName(int s) {
-        return s >= 0 && s < STATUS_NAMES.length ? STATUS_NAMES[s] : Integer.toString(s);
+        return s >= IDLE && s <= DEAD ? ProcStats.Status.ofCode(s).goName() : Integer.toString(s);
     }
 
     long schedtick() {

@@ -6,10 +6,15 @@ import java.util.List;
  * A cheap, consistent-enough snapshot of the scheduler (no stop-the-world): each field is read
  * once, racily, from its owner. Counters are totals since start.
  *
- * @param preemptHandoffs    Ps handed off from a G that ignored a preemption request for a second quantum (subset of handoffs)
- * @param syscallHandoffs    Ps retaken from Ms in a syscall (subset of handoffs)
+ * <p>The first seventeen components are the public contract's, flat and in its order; what
+ * follows is grouped by concern: hand-offs by cause, goroutines by state, the latency histogram,
+ * per-P detail, then the scalars.
+ *
+ * @param handoffsByCause    {@code handoffs} split by why the P was handed off
+ * @param goroutinesByState  the live goroutines that are not running, by state
  * @param schedLatency       runnable-to-running latency of a 1-in-8 sample of transitions (Go's /sched/latencies:seconds)
  * @param procs              per-P detail, one entry per P in use
+ * @param uptimeNanos        time since the runtime started
  * @param leakedGoroutines   goroutines found leaked since start (Go 1.26 goroutineleak; see
  *                           GoRuntime.leakedGoroutines); not counted in goroutines
  */
@@ -18,11 +23,67 @@ public record SchedStats(
         int syscallThreads, int globalRunqueue, int[] localRunqueues, long goroutines,
         long spawned, long schedules, long steals, long stolenGoroutines,
         long preemptions, long handoffs, long timersFired, long netpollReady,
-        long preemptHandoffs, long syscallHandoffs,
-        long runnableGoroutines, long waitingGoroutines, long syscallGoroutines,
+        Handoffs handoffsByCause, GoroutineStates goroutinesByState,
         LatencyHistogram schedLatency, List<ProcStats> procs, long uptimeNanos, long leakedGoroutines) {
 
-    /** The stats without a leak count (0), for callers written before it existed. */
+    /** @throws NullPointerException if a group is null */
+    public SchedStats {
+        java.util.Objects.requireNonNull(handoffsByCause, "handoffsByCause");
+        java.util.Objects.requireNonNull(goroutinesByState, "goroutinesByState");
+    }
+
+    /**
+     * Ps handed to another M since start, by cause. The runtime's snapshot counts {@code handoffs}
+     * as their sum.
+     *
+     * @param preempt Ps handed off from a G that ignored a preemption request for a second quantum
+     *                (sysmon lent a spare P to run the rest of its queue)
+     * @param syscall Ps retaken by sysmon from Ms in a syscall
+     */
+    public record Handoffs(long preempt, long syscall) {
+        /** Hand-offs of either cause. */
+        public long total() {
+            return preempt + syscall;
+        }
+    }
+
+    /**
+     * The goroutines that are not running, by state (Go's /sched/goroutines/...:goroutines);
+     * running ones are those on a P ({@link ProcStats#currentGoid()}).
+     *
+     * @param runnable in a run queue or runnext: {@code globalRunqueue} plus the local queues
+     * @param waiting  parked (channel, timer, sync, netpoll)
+     * @param syscall  inside {@code Go.syscall} (Go: not-in-go)
+     */
+    public record GoroutineStates(long runnable, long waiting, long syscall) {
+    }
+
+    /**
+     * The flat form this record had before its trailing components were grouped.
+     *
+     * @deprecated use the canonical constructor, with {@link Handoffs} and {@link GoroutineStates}
+     */
+    @Deprecated
+    public SchedStats(int gomaxprocs, int idleProcs, int threads, int spinningThreads, int idleThreads,
+            int syscallThreads, int globalRunqueue, int[] localRunqueues, long goroutines,
+            long spawned, long schedules, long steals, long stolenGoroutines,
+            long preemptions, long handoffs, long timersFired, long netpollReady,
+            long preemptHandoffs, long syscallHandoffs,
+            long runnableGoroutines, long waitingGoroutines, long syscallGoroutines,
+            LatencyHistogram schedLatency, List<ProcStats> procs, long uptimeNanos, long leakedGoroutines) {
+        this(gomaxprocs, idleProcs, threads, spinningThreads, idleThreads, syscallThreads, globalRunqueue, localRunqueues,
+                goroutines, spawned, schedules, steals, stolenGoroutines, preemptions, handoffs, timersFired, netpollReady,
+                new Handoffs(preemptHandoffs, syscallHandoffs),
+                new GoroutineStates(runnableGoroutines, waitingGoroutines, syscallGoroutines),
+                schedLatency, procs, uptimeNanos, leakedGoroutines);
+    }
+
+    /**
+     * The flat form without a leak count (0), for callers written before it existed.
+     *
+     * @deprecated use the canonical constructor, with {@link Handoffs} and {@link GoroutineStates}
+     */
+    @Deprecated
     public SchedStats(int gomaxprocs, int idleProcs, int threads, int spinningThreads, int idleThreads,
             int syscallThreads, int globalRunqueue, int[] localRunqueues, long goroutines,
             long spawned, long schedules, long steals, long stolenGoroutines,
@@ -32,7 +93,38 @@ public record SchedStats(
             LatencyHistogram schedLatency, List<ProcStats> procs, long uptimeNanos) {
         this(gomaxprocs, idleProcs, threads, spinningThreads, idleThreads, syscallThreads, globalRunqueue, localRunqueues,
                 goroutines, spawned, schedules, steals, stolenGoroutines, preemptions, handoffs, timersFired, netpollReady,
-                preemptHandoffs, syscallHandoffs, runnableGoroutines, waitingGoroutines, syscallGoroutines, schedLatency, procs,
-                uptimeNanos, 0);
+                new Handoffs(preemptHandoffs, syscallHandoffs),
+                new GoroutineStates(runnableGoroutines, waitingGoroutines, syscallGoroutines),
+                schedLatency, procs, uptimeNanos, 0);
+    }
+
+    /** @deprecated {@code handoffsByCause().preempt()} */
+    @Deprecated
+    public long preemptHandoffs() {
+        return handoffsByCause.preempt();
+    }
+
+    /** @deprecated {@code handoffsByCause().syscall()} */
+    @Deprecated
+    public long syscallHandoffs() {
+        return handoffsByCause.syscall();
+    }
+
+    /** @deprecated {@code goroutinesByState().runnable()} */
+    @Deprecated
+    public long runnableGoroutines() {
+        return goroutinesByState.runnable();
+    }
+
+    /** @deprecated {@code goroutinesByState().waiting()} */
+    @Deprecated
+    public long waitingGoroutines() {
+        return goroutinesByState.waiting();
+    }
+
+    /** @deprecated {@code goroutinesByState().syscall()} */
+    @Deprecated
+    public long syscallGoroutines() {
+        return goroutinesByState.syscall();
     }
 }

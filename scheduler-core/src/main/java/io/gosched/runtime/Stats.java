@@ -96,7 +96,7 @@ final class Stats {
                 running++;
             }
             G next = pp.runq.peekNext();
-            detail.add(new ProcStats(pp.id, P.statusName(pp.status()), pp.schedtick(), pp.syscalltick(),
+            detail.add(new ProcStats(pp.id, ProcStats.Status.ofCode(pp.status()), pp.schedtick(), pp.syscalltick(),
                     local[i], next != null ? next.goid : -1, cur != null ? cur.goid : -1,
                     mp != null ? mp.mid : -1, pp.timers.size()));
         }
@@ -117,8 +117,8 @@ final class Stats {
         // Idle spare Ps (see Sysmon) are not counted: idleProcs stays a share of GOMAXPROCS.
         return new SchedStats(procs, Math.min(sched.npidle.get(), procs), threads, sched.nmspinning.get(), idleThreads,
                 syscalls, global, local, goroutines, spawned, schedules, steals, stolen, preemptions,
-                syscallHandoffs + preemptHandoffs, timers, netpoll, preemptHandoffs, syscallHandoffs,
-                runnable, waiting, syscalls, new LatencyHistogram(bounds, counts, latCount, latSum / 1e9),
+                syscallHandoffs + preemptHandoffs, timers, netpoll, new SchedStats.Handoffs(preemptHandoffs, syscallHandoffs),
+                new SchedStats.GoroutineStates(runnable, waiting, syscalls), new LatencyHistogram(bounds, counts, latCount, latSum / 1e9),
                 List.copyOf(detail), System.nanoTime() - sched.startNanos, sched.allgs.leakedTotal.get());
     }
 

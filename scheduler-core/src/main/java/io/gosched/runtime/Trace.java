@@ -36,7 +36,110 @@ public final class Trace {
      * {@code tsNanos} was placed between the clocked events around it on the same P (see
      * {@link Timestamps#INTERPOLATED}).
      */
-    public record Event(long tsNanos, int p, long goid, String kind, long arg, boolean interpolated) {
+    public record Event(long tsNanos, int p, long goid, Kind kind, long arg, boolean interpolated) {
+    }
+
+    /**
+     * What an event records. The rings store {@link #code()} (the ordinal, a small int) and a
+     * reader decodes it with {@link #ofCode}, so recording never touches an enum constant; the
+     * wire name ({@link #wireName()}, Go's trace event names) is what a trace file, the trace
+     * endpoints and docs/telemetry.md spell. The kind-specific meaning of {@code p}, {@code goid}
+     * and {@code arg} is on each constant.
+     */
+    public enum Kind {
+        /** G created (newproc). p: the creating P, -1 from a platform thread; arg: parent goid, -1 from outside. */
+        GO_CREATE("GoCreate", K_GO_CREATE),
+        /** G starts running on P. arg unused. */
+        GO_START("GoStart", K_GO_START),
+        /** G's body returned (goexit). */
+        GO_END("GoEnd", K_GO_END),
+        /** G parked (gopark). arg: wait-reason ordinal, -1 for none. */
+        GO_PARK("GoPark", K_GO_PARK),
+        /** G made runnable (goready). p: the readying P, -1 when none; arg: goid of the readier, -1 from outside. */
+        GO_UNPARK("GoUnpark", K_GO_UNPARK),
+        /** G gave up its P at a safe point (arg 0) or lost it by hand-off after ignoring a request (arg 1). */
+        GO_PREEMPT("GoPreempt", K_GO_PREEMPT),
+        /** G yielded (Go.yield, runtime.Gosched). */
+        GO_SCHED("GoSched", K_GO_SCHED),
+        /** G entered Go.syscall (entersyscall). */
+        GO_SYSCALL("GoSysCall", K_GO_SYSCALL),
+        /**
+         * G left the syscall (exitsyscall). p: the P it runs on again, -1 when it found none and
+         * queued itself (it then gets a {@link #GO_START} later); arg: 0 when it got its own P
+         * back, 1 otherwise.
+         */
+        GO_SYSEXIT("GoSysExit", K_GO_SYSEXIT),
+        /** P stole from another P (runqsteal). goid: first stolen G; arg: {@code victimP << 32 | count}. */
+        STEAL("Steal", K_STEAL),
+        /**
+         * A P given to another M by sysmon (recorded from sysmon, so on the shared ring). p: the P
+         * handed off; goid -1; arg: 0 retaken from an M in a syscall, 1 a hog ignored preemption
+         * and a spare P was lent to run the rest of its queue.
+         */
+        PROC_HANDOFF("ProcHandoff", K_PROC_HANDOFF);
+
+        private static final Kind[] BY_CODE = values();
+
+        static {
+            if (BY_CODE.length != K_COUNT) {
+                throw new ExceptionInInitializerError("Trace.K_COUNT is " + K_COUNT + ", Trace.Kind has " + BY_CODE.length);
+            }
+            for (Kind k : BY_CODE) {
+                if (k.code != k.ordinal()) { // the rings' codes index BY_CODE: a mismatch would mislabel every event
+                    throw new ExceptionInInitializerError("Trace.Kind " + k + " has code " + k.code + ", ordinal " + k.ordinal());
+                }
+            }
+        }
+
+        private final String wireName;
+        private final int code;
+
+        Kind(String wireName, int code) {
+            this.wireName = wireName;
+            this.code = code;
+        }
+
+        /** Go's name for the event ({@code "GoCreate"}, {@code "Steal"}, ...), as trace files spell it. */
+        public String wireName() {
+            return wireName;
+        }
+
+        /** The code the rings store: the ordinal, one of Trace's {@code K_*} constants. */
+        public int code() {
+            return code;
+        }
+
+        /**
+         * The kind stored as {@code code} in a ring.
+         *
+         * @throws IllegalArgumentException if no kind has that code
+         */
+        public static Kind ofCode(int code) {
+            if (code < 0 || code >= BY_CODE.length) {
+                throw new IllegalArgumentException("no trace event kind has code " + code);
+            }
+            return BY_CODE[code];
+        }
+
+        /**
+         * The kind whose {@link #wireName()} is {@code name}.
+         *
+         * @throws IllegalArgumentException if no kind has that name
+         */
+        public static Kind ofWireName(String name) {
+            for (Kind k : BY_CODE) {
+                if (k.wireName.equals(name)) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("no trace event kind is named " + name);
+        }
+
+        /** The wire name. */
+        @Override
+        public String toString() {
+            return wireName;
+        }
     }
 
     /**
@@ -60,19 +163,11 @@ public final class Trace {
         EXACT
     }
 
-    public static final String GO_CREATE = "GoCreate";
-    public static final String GO_START = "GoStart";
-    public static final String GO_END = "GoEnd";
-    public static final String GO_PARK = "GoPark";
-    public static final String GO_UNPARK = "GoUnpark";
-    public static final String GO_PREEMPT = "GoPreempt";
-    public static final String GO_SCHED = "GoSched";
-    public static final String GO_SYSCALL = "GoSysCall";
-    public static final String GO_SYSEXIT = "GoSysExit";
-    public static final String STEAL = "Steal";
-    public static final String PROC_HANDOFF = "ProcHandoff";
-
-    /** Kind codes as stored in the rings; index into KINDS. */
+    /**
+     * Kind codes as stored in the rings, one per {@link Kind} (its ordinal; Kind checks it when it
+     * is loaded). Plain int constants so that an emission point stores a literal and touches no
+     * enum; a recording is decoded to Kind only when it is read.
+     */
     static final int K_GO_CREATE = 0;
     static final int K_GO_START = 1;
     static final int K_GO_END = 2;
@@ -84,8 +179,8 @@ public final class Trace {
     static final int K_GO_SYSEXIT = 8;
     static final int K_STEAL = 9;
     static final int K_PROC_HANDOFF = 10;
-    private static final String[] KINDS = {GO_CREATE, GO_START, GO_END, GO_PARK, GO_UNPARK, GO_PREEMPT,
-        GO_SCHED, GO_SYSCALL, GO_SYSEXIT, STEAL, PROC_HANDOFF};
+    /** How many kinds there are: codes are 0 .. K_COUNT - 1. */
+    static final int K_COUNT = 11;
 
     /**
      * Whether a recording is active. Plain on purpose: an emission point that reads a stale
@@ -230,9 +325,9 @@ public final class Trace {
         }
     }
 
-    /** The name of kind code k. */
-    static String kindName(int k) {
-        return KINDS[k];
+    /** The kind of code k (read side only: recording stores the int). */
+    static Kind kindOf(int k) {
+        return Kind.ofCode(k);
     }
 
     // The hot paths below are small and flat on purpose: the scheduler calls them from execute and
@@ -501,7 +596,7 @@ public final class Trace {
                 int i = (int) (n % capacity) * SLOT;
                 long meta = data[i + 3];
                 int k = (int) (meta >>> 32) - 1;
-                if (k < 0 || k >= KINDS.length) {
+                if (k < 0 || k >= K_COUNT) {
                     continue;
                 }
                 long t = data[i];
@@ -512,14 +607,14 @@ public final class Trace {
                     if (firstUntimed < 0) {
                         firstUntimed = out.size();
                     }
-                    out.add(new Event(UNTIMED, (int) meta, data[i + 1], KINDS[k], data[i + 2], true));
+                    out.add(new Event(UNTIMED, (int) meta, data[i + 1], Kind.ofCode(k), data[i + 2], true));
                     continue;
                 }
                 if (firstUntimed >= 0) {
                     place(out, firstUntimed, before, t);
                     firstUntimed = -1;
                 }
-                out.add(new Event(t, (int) meta, data[i + 1], KINDS[k], data[i + 2], false));
+                out.add(new Event(t, (int) meta, data[i + 1], Kind.ofCode(k), data[i + 2], false));
                 before = t;
             }
             if (firstUntimed >= 0) {

@@ -170,7 +170,7 @@ final class Traceback {
      */
     static void appendGoroutine(StringBuilder sb, GoroutineInfo g) {
         sb.append("goroutine ").append(g.id()).append(" [");
-        sb.append(g.state().equals("waiting") && !g.waitReason().isEmpty() ? g.waitReason() : g.state());
+        sb.append(g.is(GoroutineInfo.State.WAITING) && !g.waitReason().isEmpty() ? g.waitReason() : g.state());
         long minutes = g.waitingFor().toMinutes();
         if (minutes >= 1) {
             sb.append(", ").append(minutes).append(" minutes"); // Go: waitfor >= 1 only, and always "minutes"
@@ -187,7 +187,7 @@ final class Traceback {
             }
         }
         if (!any) {
-            if (g.state().equals("running") || g.state().equals("syscall")) {
+            if (g.is(GoroutineInfo.State.RUNNING) || g.is(GoroutineInfo.State.SYSCALL)) {
                 sb.append("\tgoroutine running on other thread; stack unavailable\n"); // Go's words
             } else if (!g.stack().isEmpty()) {
                 sb.append("\t(only runtime frames; see GoroutineInfo.stack)\n");

@@ -65,8 +65,8 @@ class FlightRecorderTest {
             assertTrue(s.complete());
             // Each recent goroutine's life is there in order: created, started, ended.
             long g = recent.iterator().next();
-            List<String> kinds = s.events().stream().filter(e -> e.goid() == g).map(Trace.Event::kind).toList();
-            assertThat(kinds).startsWith(Trace.GO_CREATE, Trace.GO_START).endsWith(Trace.GO_END);
+            List<Trace.Kind> kinds = s.events().stream().filter(e -> e.goid() == g).map(Trace.Event::kind).toList();
+            assertThat(kinds).startsWith(Trace.Kind.GO_CREATE, Trace.Kind.GO_START).endsWith(Trace.Kind.GO_END);
         }
     }
 
@@ -130,17 +130,17 @@ class FlightRecorderTest {
                 return null;
             });
             List<Trace.Event> events = f.snapshot().events().stream().filter(e -> e.p() == 0).toList();
-            long parks = events.stream().filter(e -> e.kind().equals(Trace.GO_PARK)).count();
-            long clockedParks = events.stream().filter(e -> e.kind().equals(Trace.GO_PARK) && !e.interpolated()).count();
+            long parks = events.stream().filter(e -> e.kind() == Trace.Kind.GO_PARK).count();
+            long clockedParks = events.stream().filter(e -> e.kind() == Trace.Kind.GO_PARK && !e.interpolated()).count();
             assertThat(parks).isGreaterThan(5_000);
             // Most switches read no clock; some do (one in CLOCK_PERIOD, and every slow-path one).
             assertThat(clockedParks).isPositive().isLessThan(parks / 2);
             // A P's events keep their order: each goroutine alternates start and park/end.
-            Map<Long, String> lastKind = new HashMap<>();
+            Map<Long, Trace.Kind> lastKind = new HashMap<>();
             for (Trace.Event e : events) {
-                String prev = lastKind.put(e.goid(), e.kind());
-                if (e.kind().equals(Trace.GO_START)) {
-                    assertThat(prev).isNotEqualTo(Trace.GO_START);
+                Trace.Kind prev = lastKind.put(e.goid(), e.kind());
+                if (e.kind() == Trace.Kind.GO_START) {
+                    assertThat(prev).isNotEqualTo(Trace.Kind.GO_START);
                 }
             }
         }

@@ -76,7 +76,7 @@ class NetpollTest {
             // write comes first and the reader never parks (seen: schedules=1, netpollReady=0).
             GoTesting.await("the reader parks", () -> {
                 SchedStats s = rt.stats();
-                return s.schedules() >= 1 && s.waitingGoroutines() == 1 && s.runnableGoroutines() == 0;
+                return s.schedules() >= 1 && s.goroutinesByState().waiting() == 1 && s.goroutinesByState().runnable() == 0;
             });
             pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
             assertTrue(got.await(10, TimeUnit.SECONDS));

@@ -85,8 +85,8 @@ class PreemptionTest {
             stop.set(true);
             assertTrue(done.await(30, TimeUnit.SECONDS));
             assertThat(ticksWhileHogging.get()).as("ticks while the hog ran").isGreaterThanOrEqualTo(100);
-            assertThat(rt.stats().preemptHandoffs()).isGreaterThanOrEqualTo(1);
-            assertThat(rt.stats().handoffs()).isGreaterThanOrEqualTo(rt.stats().preemptHandoffs());
+            assertThat(rt.stats().handoffsByCause().preempt()).isGreaterThanOrEqualTo(1);
+            assertThat(rt.stats().handoffs()).isGreaterThanOrEqualTo(rt.stats().handoffsByCause().preempt());
             // The spare goes back once the hog is gone.
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (rt.sched().spares.length > 0 && System.nanoTime() < until) {
@@ -122,7 +122,7 @@ class PreemptionTest {
             assertTrue(pairDone.await(10, TimeUnit.SECONDS));
             assertThat(turns.get()).isPositive();
             assertThat(rt.stats().preemptions()).isPositive();
-            assertThat(rt.stats().preemptHandoffs()).isZero();
+            assertThat(rt.stats().handoffsByCause().preempt()).isZero();
         }
     }
 
@@ -161,7 +161,7 @@ class PreemptionTest {
             });
             assertTrue(done.await(30, TimeUnit.SECONDS));
             assertThat(progressDuringSyscall.get()).as("iterations while the other G slept in a syscall").isGreaterThanOrEqualTo(20);
-            assertThat(rt.stats().syscallHandoffs()).isPositive();
+            assertThat(rt.stats().handoffsByCause().syscall()).isPositive();
         }
     }
 

@@ -80,7 +80,7 @@ class SafePointTest {
             assertThat(out[1]).as("the loop ran").isPositive();
             assertThat(after.preemptions() - before.preemptions()).as("preemptions in %d quanta", quanta).isGreaterThanOrEqualTo(quanta / 4);
             assertThat(out[0]).as("ticks in %d quanta", quanta).isGreaterThanOrEqualTo(quanta / 4);
-            assertThat(after.preemptHandoffs() - before.preemptHandoffs()).as("spare Ps lent").isZero();
+            assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt()).as("spare Ps lent").isZero();
             GoTesting.await("the flag is lowered once nobody is asked", () -> SafePoint.pending() == 0);
         }
     }

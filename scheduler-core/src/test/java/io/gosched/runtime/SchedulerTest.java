@@ -400,7 +400,7 @@ class SchedulerTest {
             });
             assertTrue(ran.await(10, TimeUnit.SECONDS), "the only P stayed with the goroutine in a syscall");
             release.countDown();
-            assertThat(rt.stats().syscallHandoffs()).isPositive();
+            assertThat(rt.stats().handoffsByCause().syscall()).isPositive();
         }
     }
 

@@ -48,9 +48,9 @@ class TraceTest {
             List<Trace.Event> events = rec.stop();
             assertThat(Trace.isRecording()).isFalse();
             var kinds = events.stream().collect(Collectors.groupingBy(Trace.Event::kind, Collectors.counting()));
-            assertThat(kinds).containsKeys(Trace.GO_CREATE, Trace.GO_START, Trace.GO_END, Trace.GO_PARK,
-                    Trace.GO_UNPARK, Trace.STEAL);
-            assertThat(events.stream().filter(e -> e.kind().equals(Trace.GO_START)).map(Trace.Event::p).distinct())
+            assertThat(kinds).containsKeys(Trace.Kind.GO_CREATE, Trace.Kind.GO_START, Trace.Kind.GO_END, Trace.Kind.GO_PARK,
+                    Trace.Kind.GO_UNPARK, Trace.Kind.STEAL);
+            assertThat(events.stream().filter(e -> e.kind() == Trace.Kind.GO_START).map(Trace.Event::p).distinct())
                     .as("runs on both Ps").containsExactlyInAnyOrder(0, 1);
             for (int i = 1; i < events.size(); i++) {
                 assertThat(events.get(i).tsNanos()).isGreaterThanOrEqualTo(events.get(i - 1).tsNanos());
@@ -93,17 +93,17 @@ class TraceTest {
 
     /** The parent's first run: its GoStart and the event that ended it. */
     private static Trace.Event[] firstRunOf(long goid, List<Trace.Event> events) {
-        Trace.Event start = events.stream().filter(e -> e.goid() == goid && e.kind().equals(Trace.GO_START))
+        Trace.Event start = events.stream().filter(e -> e.goid() == goid && e.kind() == Trace.Kind.GO_START)
                 .findFirst().orElseThrow();
         Trace.Event end = events.stream().filter(e -> e.goid() == goid && e.tsNanos() >= start.tsNanos()
-                && (e.kind().equals(Trace.GO_PARK) || e.kind().equals(Trace.GO_END))).findFirst().orElseThrow();
+                && (e.kind() == Trace.Kind.GO_PARK || e.kind() == Trace.Kind.GO_END)).findFirst().orElseThrow();
         return new Trace.Event[] {start, end};
     }
 
     @Test
     void interpolatedEventsLieInsideTheRunThatEmittedThemInTheirOrder() throws Exception {
         List<Trace.Event> events = spinCreateSpin(Trace.Timestamps.INTERPOLATED);
-        List<Trace.Event> creates = events.stream().filter(e -> e.kind().equals(Trace.GO_CREATE) && e.p() == 0).toList();
+        List<Trace.Event> creates = events.stream().filter(e -> e.kind() == Trace.Kind.GO_CREATE && e.p() == 0).toList();
         assertThat(creates).hasSize(2).allMatch(Trace.Event::interpolated);
         long parent = creates.get(0).arg();
         Trace.Event[] run = firstRunOf(parent, events);
@@ -113,15 +113,15 @@ class TraceTest {
         assertThat(creates.get(0).tsNanos()).isGreaterThan(run[0].tsNanos()).isLessThan(creates.get(1).tsNanos());
         assertThat(creates.get(1).tsNanos()).isLessThan(run[1].tsNanos());
         assertThat(creates.get(0).goid()).as("creation order kept").isLessThan(creates.get(1).goid());
-        assertThat(events.stream().filter(e -> e.kind().equals(Trace.GO_START) || e.kind().equals(Trace.GO_PARK)
-                || e.kind().equals(Trace.GO_END))).noneMatch(Trace.Event::interpolated);
+        assertThat(events.stream().filter(e -> e.kind() == Trace.Kind.GO_START || e.kind() == Trace.Kind.GO_PARK
+                || e.kind() == Trace.Kind.GO_END)).noneMatch(Trace.Event::interpolated);
     }
 
     @Test
     void exactTimestampsPutInRunEventsWhereTheyHappened() throws Exception {
         List<Trace.Event> events = spinCreateSpin(Trace.Timestamps.EXACT);
         assertThat(events).noneMatch(Trace.Event::interpolated);
-        List<Trace.Event> creates = events.stream().filter(e -> e.kind().equals(Trace.GO_CREATE) && e.p() == 0).toList();
+        List<Trace.Event> creates = events.stream().filter(e -> e.kind() == Trace.Kind.GO_CREATE && e.p() == 0).toList();
         assertThat(creates).hasSize(2);
         Trace.Event[] run = firstRunOf(creates.get(0).arg(), events);
         assertThat(creates.get(0).tsNanos() - run[0].tsNanos()).isGreaterThanOrEqualTo(2_000_000);
@@ -156,7 +156,7 @@ class TraceTest {
                 events = rec.stop();
             }
             List<Trace.Event> onP = events.stream().filter(e -> e.p() == 0).toList();
-            assertThat(onP.getFirst().kind()).isEqualTo(Trace.GO_CREATE);
+            assertThat(onP.getFirst().kind()).isEqualTo(Trace.Kind.GO_CREATE);
             assertThat(onP.getFirst().interpolated()).as("no clock read, even for the ring's first event").isTrue();
             Trace.Event next = onP.stream().filter(e -> !e.interpolated()).findFirst().orElseThrow();
             assertThat(onP.getFirst().tsNanos()).as("nothing clocked before it: its successor's time")
@@ -266,5 +266,54 @@ class TraceTest {
         }
         assertThrows(IllegalArgumentException.class, () -> Trace.start(0));
         assertThrows(NullPointerException.class, () -> Trace.start(8, null));
+    }
+
+    /**
+     * The wire names are a contract (trace files, the trace endpoints, docs/telemetry.md); the
+     * codes are what the rings store. Both must map back to the same kind.
+     */
+    @Test
+    void everyKindRoundTripsThroughItsWireNameAndItsRingCode() {
+        assertThat(java.util.Arrays.stream(Trace.Kind.values()).map(Trace.Kind::wireName)).containsExactly(
+                "GoCreate", "GoStart", "GoEnd", "GoPark", "GoUnpark", "GoPreempt", "GoSched", "GoSysCall",
+                "GoSysExit", "Steal", "ProcHandoff");
+        for (Trace.Kind k : Trace.Kind.values()) {
+            assertThat(Trace.Kind.ofWireName(k.wireName())).isSameAs(k);
+            assertThat(Trace.Kind.ofCode(k.code())).isSameAs(k);
+            assertThat(k).hasToString(k.wireName());
+        }
+        // The emission points store these literals: each must decode to the kind it names.
+        int[] codes = {Trace.K_GO_CREATE, Trace.K_GO_START, Trace.K_GO_END, Trace.K_GO_PARK, Trace.K_GO_UNPARK,
+            Trace.K_GO_PREEMPT, Trace.K_GO_SCHED, Trace.K_GO_SYSCALL, Trace.K_GO_SYSEXIT, Trace.K_STEAL, Trace.K_PROC_HANDOFF};
+        assertThat(java.util.Arrays.stream(codes).mapToObj(Trace.Kind::ofCode)).containsExactly(Trace.Kind.values());
+        assertThat(Trace.K_COUNT).isEqualTo(Trace.Kind.values().length);
+        assertThrows(IllegalArgumentException.class, () -> Trace.Kind.ofCode(Trace.K_COUNT));
+        assertThrows(IllegalArgumentException.class, () -> Trace.Kind.ofCode(-1));
+        assertThrows(IllegalArgumentException.class, () -> Trace.Kind.ofWireName("GO_START"));
+    }
+
+    @Test
+    void everyKindCodeWrittenToARingOrTheFlightRecorderIsReadBackAsItsKind() {
+        Trace.Kind[] kinds = Trace.Kind.values();
+        Trace.Ring ring = new Trace.Ring(null, 0, kinds.length);
+        FlightRecorder flight = new FlightRecorder(java.time.Duration.ofMinutes(1), 64);
+        try {
+            for (Trace.Kind k : kinds) {
+                ring.put(10L * (k.code() + 1), 100 + k.code(), k.code(), -k.code());
+                flight.putShared(k.code(), 100 + k.code(), k.code(), -k.code());
+            }
+            List<Trace.Event> fromRing = new java.util.ArrayList<>();
+            ring.copyTo(fromRing, 1_000);
+            List<Trace.Event> fromFlight = flight.snapshot().events();
+            for (List<Trace.Event> events : List.of(fromRing, fromFlight)) {
+                assertThat(events).extracting(Trace.Event::kind).containsExactly(kinds);
+                assertThat(events).allSatisfy(e -> {
+                    assertThat(e.goid()).isEqualTo(100 + e.kind().code());
+                    assertThat(e.arg()).isEqualTo(-e.kind().code());
+                });
+            }
+        } finally {
+            flight.close();
+        }
     }
 }

@@ -62,7 +62,7 @@ class PreemptAgentIT {
         }
 
         long spareHandoffs() {
-            return after.preemptHandoffs() - before.preemptHandoffs();
+            return after.handoffsByCause().preempt() - before.handoffsByCause().preempt();
         }
 
         long quanta() {
@@ -152,7 +152,7 @@ class PreemptAgentIT {
             });
             SchedStats after = rt.stats();
             assertThat(after.preemptions() - before.preemptions()).as("preemptions").isGreaterThanOrEqualTo(n);
-            assertThat(after.preemptHandoffs() - before.preemptHandoffs()).as("spare Ps lent").isZero();
+            assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt()).as("spare Ps lent").isZero();
         }
     }
 
@@ -211,7 +211,7 @@ class PreemptAgentIT {
             SchedStats after = rt.stats();
             double ratio = (double) Math.max(iters[0], iters[1]) / Math.max(1, Math.min(iters[0], iters[1]));
             assertThat(ratio).as("iterations %d vs %d", iters[0], iters[1]).isLessThan(4.0);
-            assertThat(after.preemptHandoffs() - before.preemptHandoffs()).as("spare Ps lent").isZero();
+            assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt()).as("spare Ps lent").isZero();
         }
     }
 }

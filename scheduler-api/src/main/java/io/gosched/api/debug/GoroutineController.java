@@ -1,6 +1,5 @@
 package io.gosched.api.debug;
 
-import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobService;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoroutineInfo;
@@ -38,9 +37,6 @@ class GoroutineController {
 
     /** What {@code format} accepts: JSON, or Go's traceback text. */
     enum Format { JSON, TEXT }
-
-    /** What {@code state} accepts: {@link GoroutineInfo#state()}'s values. */
-    enum State { RUNNING, RUNNABLE, WAITING, SYSCALL }
 
     /** A frame as Go prints one: function, file and line. */
     record Frame(String function, String file, int line) {
@@ -83,7 +79,7 @@ class GoroutineController {
             @Parameter(description = "json (default) or text",
                     schema = @Schema(type = "string", allowableValues = {"json", "text"})) @RequestParam(defaultValue = "json") Format format,
             @Parameter(description = "running, runnable, waiting or syscall",
-                    schema = @Schema(type = "string", allowableValues = {"running", "runnable", "waiting", "syscall"})) @RequestParam(required = false) State state,
+                    schema = @Schema(type = "string", allowableValues = {"running", "runnable", "waiting", "syscall"})) @RequestParam(required = false) GoroutineInfo.State state,
             @Parameter(description = "key:value; only goroutines with this label") @RequestParam(required = false)
             @Pattern(regexp = "[^:]+:.*", message = "must be key:value") String label,
             @Parameter(description = "a job id: only its goroutines (label job=<id>)") @RequestParam(required = false) String job,
@@ -126,11 +122,10 @@ class GoroutineController {
         return new JobGoroutines(id, all.size(), shown.size() < all.size(), shown.stream().map(Goroutine::of).toList(), leaked);
     }
 
-    private static Predicate<GoroutineInfo> filter(State state, String label, String job) {
+    private static Predicate<GoroutineInfo> filter(GoroutineInfo.State state, String label, String job) {
         Predicate<GoroutineInfo> p = g -> true;
-        if (state != null) {
-            String wire = WireEnums.wireName(state);
-            p = p.and(g -> g.state().equals(wire));
+        if (state != null) { // WireEnums reads the parameter: its wire name is the state's goName
+            p = p.and(g -> g.is(state));
         }
         if (label != null) {
             int colon = label.indexOf(':');

@@ -101,7 +101,7 @@ public final class AgentHog {
                     agent ? "agent" : "spare-p", procs, hogs, res.check(), res.metrics().get("p50_ms"),
                     res.metrics().get("p99_ms"), res.metrics().get("max_ms"), res.metrics().get("ticks"),
                     peakThreads.get(), after.preemptions() - before.preemptions(),
-                    after.preemptHandoffs() - before.preemptHandoffs(), total / 1e9);
+                    after.handoffsByCause().preempt() - before.handoffsByCause().preempt(), total / 1e9);
         }
     }
 }

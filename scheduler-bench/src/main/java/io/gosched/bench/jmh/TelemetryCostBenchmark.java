@@ -104,9 +104,9 @@ public class TelemetryCostBenchmark {
         StringBuilder b = new StringBuilder(4096);
         line(b, "gosched_sched_gomaxprocs_threads", "", s.gomaxprocs());
         line(b, "gosched_sched_goroutines_goroutines", "", s.goroutines());
-        line(b, "gosched_sched_goroutines_state", "{state=\"runnable\"}", s.runnableGoroutines());
-        line(b, "gosched_sched_goroutines_state", "{state=\"waiting\"}", s.waitingGoroutines());
-        line(b, "gosched_sched_goroutines_state", "{state=\"syscall\"}", s.syscallGoroutines());
+        line(b, "gosched_sched_goroutines_state", "{state=\"runnable\"}", s.goroutinesByState().runnable());
+        line(b, "gosched_sched_goroutines_state", "{state=\"waiting\"}", s.goroutinesByState().waiting());
+        line(b, "gosched_sched_goroutines_state", "{state=\"syscall\"}", s.goroutinesByState().syscall());
         line(b, "gosched_sched_threads", "{state=\"spinning\"}", s.spinningThreads());
         line(b, "gosched_sched_threads", "{state=\"idle\"}", s.idleThreads());
         line(b, "gosched_sched_threads", "{state=\"syscall\"}", s.syscallThreads());

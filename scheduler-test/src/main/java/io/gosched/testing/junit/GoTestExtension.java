@@ -43,7 +43,7 @@ public final class GoTestExtension implements InvocationInterceptor {
         try {
             rt.run(() -> {
                 Synctest.test(() -> proceed(invocation));
-                List<GoroutineInfo> left = rt.goroutines().stream().filter(g -> !g.state().equals("running")).toList();
+                List<GoroutineInfo> left = rt.goroutines().stream().filter(g -> !g.is(GoroutineInfo.State.RUNNING)).toList();
                 if (!left.isEmpty()) {
                     throw new AssertionError("goroutines leaked: the test left " + left.size()
                             + " goroutine(s) outside its bubble\n\n" + GoRuntime.traceback(left));

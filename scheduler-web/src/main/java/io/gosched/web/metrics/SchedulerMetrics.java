@@ -103,11 +103,11 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
     public void bindTo(MeterRegistry registry) {
         gauge(registry, "gosched.goroutines", null, "Live goroutines (go_goroutines)", s -> s.goroutines());
         gauge(registry, "gosched.sched.goroutines.runnable", "goroutines",
-                "Goroutines in a run queue or runnext, not running", s -> s.runnableGoroutines());
+                "Goroutines in a run queue or runnext, not running", s -> s.goroutinesByState().runnable());
         gauge(registry, "gosched.sched.goroutines.waiting", "goroutines",
-                "Goroutines parked (channel, timer, sync, netpoll)", s -> s.waitingGoroutines());
+                "Goroutines parked (channel, timer, sync, netpoll)", s -> s.goroutinesByState().waiting());
         gauge(registry, "gosched.sched.goroutines.not.in.go", "goroutines",
-                "Goroutines inside Go.syscall (Go: not-in-go)", s -> s.syscallGoroutines());
+                "Goroutines inside Go.syscall (Go: not-in-go)", s -> s.goroutinesByState().syscall());
         gauge(registry, "gosched.sched.goroutines.running", "goroutines",
                 "Goroutines on a P right now", SchedulerMetrics::runningGoroutines);
         counter(registry, "gosched.sched.goroutines.created", "goroutines",
@@ -124,10 +124,12 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
                     .strongReference(true)
                     .register(registry);
         }
-        for (String state : List.of("running", "idle", "syscall", "gcstop")) {
-            Gauge.builder("gosched.procs", source, src -> procsIn(src.stats(), state))
+        // Every status but DEAD: stats() lists only the Ps in use, so a dead one is never counted.
+        for (ProcStats.Status status : List.of(ProcStats.Status.RUNNING, ProcStats.Status.IDLE, ProcStats.Status.SYSCALL,
+                ProcStats.Status.GCSTOP)) {
+            Gauge.builder("gosched.procs", source, src -> procsIn(src.stats(), status))
                     .description("Ps by status")
-                    .tag("state", state)
+                    .tag("state", status.goName())
                     .strongReference(true)
                     .register(registry);
         }
@@ -143,11 +145,11 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
                 Tags.of("kind", "cooperative"), s -> s.preemptions());
         counterTagged(registry, "gosched.preemptions", "Preemptions by kind: cooperative at a safe point, "
                 + "or a hand-off of the P of a G that ignored the request for a second quantum",
-                Tags.of("kind", "handoff"), s -> s.preemptHandoffs());
+                Tags.of("kind", "handoff"), s -> s.handoffsByCause().preempt());
         counter(registry, "gosched.handoffs", null, "handoffp calls (syscall and preemption hand-offs included)",
                 s -> s.handoffs());
         counter(registry, "gosched.syscall.handoffs", null, "Ps retaken from Ms blocked in a syscall",
-                s -> s.syscallHandoffs());
+                s -> s.handoffsByCause().syscall());
         counter(registry, "gosched.timers.fired", null, "Timers run", s -> s.timersFired());
         counter(registry, "gosched.netpoll.ready", "goroutines", "Goroutines readied by the netpoller",
                 s -> s.netpollReady());
@@ -241,10 +243,10 @@ public class SchedulerMetrics implements MeterBinder, DisposableBean {
         };
     }
 
-    static double procsIn(SchedStats s, String state) {
+    static double procsIn(SchedStats s, ProcStats.Status status) {
         int n = 0;
         for (ProcStats p : s.procs()) {
-            if (p.status().equals(state)) {
+            if (p.is(status)) {
                 n++;
             }
         }

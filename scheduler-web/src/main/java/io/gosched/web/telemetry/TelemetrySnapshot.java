@@ -55,11 +55,11 @@ public record TelemetrySnapshot(
         int runningMs = Math.max(0, s.threads() - s.spinningThreads() - s.idleThreads() - s.syscallThreads());
         return new TelemetrySnapshot(
                 seq, timeMillis, s.uptimeNanos() / 1e9, s.gomaxprocs(), s.idleProcs(), s.globalRunqueue(),
-                new Goroutines(s.goroutines(), running, s.runnableGoroutines(), s.waitingGoroutines(),
-                        s.syscallGoroutines()),
+                new Goroutines(s.goroutines(), running, s.goroutinesByState().runnable(), s.goroutinesByState().waiting(),
+                        s.goroutinesByState().syscall()),
                 new Threads(s.threads(), runningMs, s.spinningThreads(), s.idleThreads(), s.syscallThreads()),
                 new Counters(s.spawned(), s.schedules(), s.steals(), s.stolenGoroutines(), s.preemptions(),
-                        s.preemptHandoffs(), s.handoffs(), s.syscallHandoffs(), s.timersFired(), s.netpollReady()),
+                        s.handoffsByCause().preempt(), s.handoffs(), s.handoffsByCause().syscall(), s.timersFired(), s.netpollReady()),
                 latency(s.schedLatency()), procs, schedtrace(s));
     }
 

@@ -70,25 +70,24 @@ public final class ChromeTrace {
             }
             int tid = e.p() >= 0 ? e.p() : NO_P_TID;
             switch (e.kind()) {
-                case TraceEvent.GO_START -> {
+                case GO_START -> {
                     TraceEvent open = running.put(e.p(), e);
                     if (open != null) { // a run whose end was not recorded (ring overwrite): close it here
                         out.add(slice(open, e.tsNanos(), "next run started"));
                     }
                 }
-                case TraceEvent.GO_END, TraceEvent.GO_PARK, TraceEvent.GO_PREEMPT, TraceEvent.GO_SCHED,
-                     TraceEvent.GO_SYSCALL -> {
+                case GO_END, GO_PARK, GO_PREEMPT, GO_SCHED, GO_SYSCALL -> {
                     TraceEvent open = running.remove(e.p());
                     if (open != null) {
                         out.add(slice(open, e.tsNanos(), endName(e)));
                     }
-                    if (e.kind().equals(TraceEvent.GO_SYSCALL)) {
+                    if (e.kind() == Trace.Kind.GO_SYSCALL) {
                         inSyscall.put(e.goid(), e);
-                    } else if (!e.kind().equals(TraceEvent.GO_END)) {
+                    } else if (e.kind() != Trace.Kind.GO_END) {
                         out.add(instant(e, tid, endName(e), Map.of("goid", e.goid(), "arg", e.arg())));
                     }
                 }
-                case TraceEvent.GO_SYSEXIT -> {
+                case GO_SYSEXIT -> {
                     TraceEvent enter = inSyscall.remove(e.goid());
                     if (enter != null) {
                         out.add(complete("syscall G" + e.goid(), SYSCALL_TID, enter.tsNanos(), e.tsNanos(),
@@ -97,21 +96,21 @@ public final class ChromeTrace {
                     if (e.p() >= 0) {
                         // exitsyscall got a P and the goroutine runs on at once, with no GoStart:
                         // the run resumes here and ends at its next park, yield or exit.
-                        TraceEvent open = running.put(e.p(), new TraceEvent(e.tsNanos(), e.p(), e.goid(), TraceEvent.GO_START, 0, false));
+                        TraceEvent open = running.put(e.p(), new TraceEvent(e.tsNanos(), e.p(), e.goid(), Trace.Kind.GO_START, 0, false));
                         if (open != null) {
                             out.add(slice(open, e.tsNanos(), "next run started"));
                         }
                     }
                 }
-                case TraceEvent.STEAL -> out.add(instant(e, tid, "steal from P" + e.stealVictim(),
+                case STEAL -> out.add(instant(e, tid, "steal from P" + e.stealVictim(),
                         Map.of("victim", e.stealVictim(), "goroutines", e.stealCount(), "firstGoid", e.goid())));
-                case TraceEvent.GO_UNPARK -> out.add(instant(e, tid, "unpark G" + e.goid(),
+                case GO_UNPARK -> out.add(instant(e, tid, "unpark G" + e.goid(),
                         Map.of("goid", e.goid(), "by", e.arg())));
-                case TraceEvent.GO_CREATE -> out.add(instant(e, tid, "create G" + e.goid(),
+                case GO_CREATE -> out.add(instant(e, tid, "create G" + e.goid(),
                         Map.of("goid", e.goid(), "parent", e.arg())));
-                case TraceEvent.PROC_HANDOFF -> out.add(instant(e, tid, "handoff P" + e.p(),
+                case PROC_HANDOFF -> out.add(instant(e, tid, "handoff P" + e.p(),
                         Map.of("reason", e.arg() == 0 ? "syscall" : e.arg() == 1 ? "hog (spare P lent)" : "other")));
-                default -> out.add(instant(e, tid, e.kind(), Map.of("goid", e.goid(), "arg", e.arg())));
+                default -> out.add(instant(e, tid, e.kind().wireName(), Map.of("goid", e.goid(), "arg", e.arg())));
             }
         }
         running.values().stream().sorted(Comparator.comparingInt(TraceEvent::p))
@@ -160,12 +159,12 @@ public final class ChromeTrace {
 
     private static String endName(TraceEvent e) {
         return switch (e.kind()) {
-            case TraceEvent.GO_END -> "end";
-            case TraceEvent.GO_PARK -> "park";
-            case TraceEvent.GO_PREEMPT -> e.arg() == 1 ? "preempt (handoff)" : "preempt";
-            case TraceEvent.GO_SCHED -> "yield";
-            case TraceEvent.GO_SYSCALL -> "syscall";
-            default -> e.kind();
+            case GO_END -> "end";
+            case GO_PARK -> "park";
+            case GO_PREEMPT -> e.arg() == 1 ? "preempt (handoff)" : "preempt";
+            case GO_SCHED -> "yield";
+            case GO_SYSCALL -> "syscall";
+            default -> e.kind().wireName();
         };
     }
 

@@ -27,8 +27,9 @@ public final class FakeStats {
                 new double[] {1e-6, 1e-5, 1e-4, 1e-3, Double.POSITIVE_INFINITY},
                 new long[] {1, 2, 3, 4, 5}, 15, 0.5);
         return new SchedStats(procs, procs - 2, 8, 1, 2, 1, 9, local, 30,
-                base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, base + 8, base + 9,
-                11, 12, 3, h, ps, 5_000_000_000L, base + 10);
+                base, base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7,
+                new SchedStats.Handoffs(base + 8, base + 9), new SchedStats.GoroutineStates(11, 12, 3),
+                h, ps, 5_000_000_000L, base + 10);
     }
 
     /** A source over {@code stats} with the given TTL and clock. */

@@ -11,7 +11,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 class ChromeTraceTest {
 
-    private static TraceEvent ev(long ts, int p, long goid, String kind, long arg) {
+    private static TraceEvent ev(long ts, int p, long goid, Trace.Kind kind, long arg) {
         return new TraceEvent(ts, p, goid, kind, arg, false);
     }
 
@@ -31,11 +31,11 @@ class ChromeTraceTest {
     void goroutineLabelsAreArgsOfItsSlicesAndInstants() {
         JsonMapper json = JsonMapper.builder().build();
         JsonNode trace = json.readTree(json.writeValueAsString(ChromeTrace.of(List.of(
-                ev(100, 0, 5, TraceEvent.GO_CREATE, 1),
-                ev(1_000, 0, 5, TraceEvent.GO_START, 0),
-                ev(4_000, 0, 5, TraceEvent.GO_PARK, 3),
-                ev(5_000, 0, 6, TraceEvent.GO_START, 0),
-                ev(6_000, 0, 6, TraceEvent.GO_END, 0)), 0, io.gosched.runtime.Trace.Timestamps.EXACT,
+                ev(100, 0, 5, Trace.Kind.GO_CREATE, 1),
+                ev(1_000, 0, 5, Trace.Kind.GO_START, 0),
+                ev(4_000, 0, 5, Trace.Kind.GO_PARK, 3),
+                ev(5_000, 0, 6, Trace.Kind.GO_START, 0),
+                ev(6_000, 0, 6, Trace.Kind.GO_END, 0)), 0, io.gosched.runtime.Trace.Timestamps.EXACT,
                 Map.of(5L, Map.of("job", "42")))));
         JsonNode run = select(trace, "X", "G5").getFirst();
         assertThat(run.get("args").get("labels").get("job").asString()).isEqualTo("42");
@@ -46,12 +46,12 @@ class ChromeTraceTest {
     @Test
     void runSlicesPerPTrackWithTheirEnding() {
         JsonNode trace = roundTrip(List.of(
-                ev(1_000, 0, 5, TraceEvent.GO_START, 0),
-                ev(4_000, 0, 5, TraceEvent.GO_PARK, 3),
-                ev(2_000, 1, 6, TraceEvent.GO_START, 0),
-                ev(9_500, 1, 6, TraceEvent.GO_PREEMPT, 1),
-                ev(10_000, 0, 7, TraceEvent.GO_START, 0),
-                ev(12_000, 0, 7, TraceEvent.GO_END, 0)));
+                ev(1_000, 0, 5, Trace.Kind.GO_START, 0),
+                ev(4_000, 0, 5, Trace.Kind.GO_PARK, 3),
+                ev(2_000, 1, 6, Trace.Kind.GO_START, 0),
+                ev(9_500, 1, 6, Trace.Kind.GO_PREEMPT, 1),
+                ev(10_000, 0, 7, Trace.Kind.GO_START, 0),
+                ev(12_000, 0, 7, Trace.Kind.GO_END, 0)));
 
         List<JsonNode> slices = select(trace, "X", "G");
         assertThat(slices).hasSize(3);
@@ -72,12 +72,12 @@ class ChromeTraceTest {
     @Test
     void stealsSyscallsAndUnparksAreVisible() {
         JsonNode trace = roundTrip(List.of(
-                ev(100, 1, 9, TraceEvent.STEAL, (2L << 32) | 4),
-                ev(200, 0, 8, TraceEvent.GO_START, 0),
-                ev(300, 0, 8, TraceEvent.GO_SYSCALL, 0),
-                ev(900, 0, 8, TraceEvent.GO_SYSEXIT, 1),
-                ev(950, -1, 11, TraceEvent.GO_UNPARK, -1),
-                ev(960, 2, -1, TraceEvent.PROC_HANDOFF, 0)));
+                ev(100, 1, 9, Trace.Kind.STEAL, (2L << 32) | 4),
+                ev(200, 0, 8, Trace.Kind.GO_START, 0),
+                ev(300, 0, 8, Trace.Kind.GO_SYSCALL, 0),
+                ev(900, 0, 8, Trace.Kind.GO_SYSEXIT, 1),
+                ev(950, -1, 11, Trace.Kind.GO_UNPARK, -1),
+                ev(960, 2, -1, Trace.Kind.PROC_HANDOFF, 0)));
 
         JsonNode steal = select(trace, "i", "steal").getFirst();
         assertThat(steal.get("name").asString()).isEqualTo("steal from P2");
@@ -96,8 +96,8 @@ class ChromeTraceTest {
     @Test
     void aRunOpenAtStopIsClosedAtTheLastEvent() {
         Map<String, Object> trace = ChromeTrace.of(List.of(
-                ev(0, 0, 1, TraceEvent.GO_START, 0),
-                ev(5_000, 1, 2, TraceEvent.GO_CREATE, 1)));
+                ev(0, 0, 1, Trace.Kind.GO_START, 0),
+                ev(5_000, 1, 2, Trace.Kind.GO_CREATE, 1)));
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> events = (List<Map<String, Object>>) trace.get("traceEvents");
         Map<String, Object> open = events.stream().filter(e -> "X".equals(e.get("ph"))).findFirst().orElseThrow();
@@ -108,12 +108,12 @@ class ChromeTraceTest {
     @Test
     void aSyscallExitThatGotAPResumesTheRunAndHandoffsNameTheirReason() {
         JsonNode trace = roundTrip(List.of(
-                ev(100, 0, 8, TraceEvent.GO_START, 0),
-                ev(200, 0, 8, TraceEvent.GO_SYSCALL, 0),
-                ev(250, 0, -1, TraceEvent.PROC_HANDOFF, 0),
-                ev(400, 1, 8, TraceEvent.GO_SYSEXIT, 1),
-                ev(700, 1, 8, TraceEvent.GO_PARK, 2),
-                ev(800, 2, -1, TraceEvent.PROC_HANDOFF, 1)));
+                ev(100, 0, 8, Trace.Kind.GO_START, 0),
+                ev(200, 0, 8, Trace.Kind.GO_SYSCALL, 0),
+                ev(250, 0, -1, Trace.Kind.PROC_HANDOFF, 0),
+                ev(400, 1, 8, Trace.Kind.GO_SYSEXIT, 1),
+                ev(700, 1, 8, Trace.Kind.GO_PARK, 2),
+                ev(800, 2, -1, Trace.Kind.PROC_HANDOFF, 1)));
 
         List<JsonNode> runs = select(trace, "X", "G8");
         assertThat(runs).hasSize(2);
@@ -130,7 +130,7 @@ class ChromeTraceTest {
 
     @Test
     void droppedEventsAndTheTimestampsModeAreReported() {
-        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, TraceEvent.GO_START, 0)), 17, Trace.Timestamps.INTERPOLATED));
+        JsonNode trace = json(ChromeTrace.of(List.of(ev(0, 0, 1, Trace.Kind.GO_START, 0)), 17, Trace.Timestamps.INTERPOLATED));
         assertThat(trace.get("otherData").get("dropped").asLong()).isEqualTo(17);
         assertThat(trace.get("otherData").get("events").asLong()).isEqualTo(1);
         assertThat(trace.get("otherData").get("timestamps").asString()).isEqualTo("interpolated");
@@ -139,11 +139,11 @@ class ChromeTraceTest {
     @Test
     void interpolatedInstantsSaySoAndClockedOnesDoNot() {
         JsonNode trace = roundTrip(List.of(
-                ev(100, 0, 1, TraceEvent.GO_START, 0),
-                new TraceEvent(200, 0, 2, TraceEvent.GO_CREATE, 1, true),
-                new TraceEvent(300, 0, 3, TraceEvent.GO_UNPARK, 1, true),
-                ev(400, 0, 4, TraceEvent.GO_CREATE, 1),
-                ev(500, 0, 1, TraceEvent.GO_PARK, 3)));
+                ev(100, 0, 1, Trace.Kind.GO_START, 0),
+                new TraceEvent(200, 0, 2, Trace.Kind.GO_CREATE, 1, true),
+                new TraceEvent(300, 0, 3, Trace.Kind.GO_UNPARK, 1, true),
+                ev(400, 0, 4, Trace.Kind.GO_CREATE, 1),
+                ev(500, 0, 1, Trace.Kind.GO_PARK, 3)));
         assertThat(select(trace, "i", "create G2").getFirst().get("args").get("time").asString()).isEqualTo("interpolated");
         assertThat(select(trace, "i", "unpark G3").getFirst().get("args").get("time").asString()).isEqualTo("interpolated");
         assertThat(select(trace, "i", "create G4").getFirst().get("args").has("time")).isFalse();
