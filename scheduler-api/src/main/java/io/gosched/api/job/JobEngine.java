@@ -147,8 +147,39 @@ final class JobEngine {
     private final Object slots = new Object();
     private int running; // guarded by slots: pulled jobs, started or waiting for room
     private long reserved; // guarded by slots: goroutines reserved by started jobs
+    /**
+     * Guarded by slots: slots promised to a pull or poll under way (its room), then the leases it
+     * got until each is a {@link Local} (in {@code running}) or dropped. {@link #room} counts them
+     * as taken, so that a pull and a poll of this node together never take more than the free slots.
+     */
+    private int pulled;
+    /** Guarded by slots: the room of the dispatcher's pull while it waits for tickets (part of {@link #pulled}), 0 otherwise. */
+    private int pullRoom;
+    /**
+     * Guarded by slots: a pull or poll holds the order, from its take to the last of its tickets
+     * queued up in {@link #waitingForRoom} (or {@link #handedOver}): one at a time, so that the
+     * order there is the order the queue handed the tickets out in.
+     */
+    private boolean pulling;
     /** Pulled, not claimed yet: waiting for goroutine reservation and memory, in pull order. Guarded by slots. */
     private final ArrayDeque<Local> waitingForRoom = new ArrayDeque<>();
+    /**
+     * Leases polled in place whose claim must wait (a manual retry's CAS in flight), with the ones
+     * polled after them, in pull order: the dispatcher claims them before it pulls again. Their
+     * slots count in {@link #pulled}. Guarded by slots.
+     */
+    private final ArrayDeque<JobLease> handedOver = new ArrayDeque<>();
+    /**
+     * The queue answers {@link JobQueue#poll} without blocking (embedded mode): a finishing
+     * attempt refills its slot itself, on its own goroutine, and the dispatcher is woken only
+     * when that cannot be done there. Cluster mode (a pull over the network): every refill is the
+     * dispatcher's.
+     */
+    private final boolean inPlace;
+    /** Tickets polled in place by finishing attempts; tickets pulled by the dispatcher; wake-ups of the dispatcher by finishing attempts. */
+    private final java.util.concurrent.atomic.LongAdder polledInPlace = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder pulledByDispatcher = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder dispatcherWakeups = new java.util.concurrent.atomic.LongAdder();
 
     private volatile boolean open = true;
     private volatile boolean shuttingDown;
@@ -168,6 +199,8 @@ final class JobEngine {
         final long ticket;
         volatile JobLease lease;
         final JobMemory.Charge charge;
+        /** The labels every goroutine of the attempt carries: job=<id> and its template. */
+        final Map<String, String> labels;
         volatile Run run;
         /** The goroutine that runs {@link JobEngine#run(Local)}; 0 until it starts. */
         volatile long rootGoid;
@@ -193,6 +226,7 @@ final class JobEngine {
             this.ticket = ticket;
             this.lease = lease;
             this.charge = charge;
+            this.labels = spec.template() == null ? Map.of("job", id) : Map.of("job", id, "template", spec.template());
         }
 
         void cancel() {
@@ -244,6 +278,7 @@ final class JobEngine {
         this.node = node;
         this.local = localQueued != null;
         this.localQueued = localQueued;
+        this.inPlace = queue.pollsWithoutBlocking();
         this.shutdown = shutdown;
         queue.onLost(this::lost);
         this.changes = store.watchAll((id, r) -> {
@@ -460,25 +495,29 @@ final class JobEngine {
 
     // ---------------------------------------------------------------- dispatch
 
-    /** The dispatcher's loop; ends when the service closes. */
+    /**
+     * The dispatcher's loop; ends when the service closes. In embedded mode finishing attempts
+     * refill their slots themselves ({@link #freed}): the dispatcher pulls when the queue ran dry
+     * (a blocking pull waits for the next submission), starts what a goroutine could not (see
+     * {@link #startWaiting}), and looks again every 200 ms for memory freed by anything else.
+     */
     private void dispatchLoop() {
         while (open) {
             try {
-                startWaiting();
-                int room = room();
-                if (room == 0) {
-                    synchronized (slots) {
-                        slots.wait(200); // a finished attempt notifies
-                    }
-                    continue;
-                }
-                for (JobLease lease : queue.pull(room, PULL_WAIT)) {
-                    if (!open || shuttingDown) {
-                        release(lease);
+                startWaiting(false);
+                claimHandedOver();
+                int room;
+                synchronized (slots) {
+                    room = pulling ? 0 : room();
+                    if (room == 0) {
+                        slots.wait(200); // a finished attempt that could not refill its slot itself notifies
                         continue;
                     }
-                    claim(lease);
+                    pulling = true;
+                    pulled += room;
+                    pullRoom = room;
                 }
+                take(room, false);
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
@@ -488,13 +527,159 @@ final class JobEngine {
         }
     }
 
-    /** Free running slots, or 0 while a claimed job waits for room or the goroutine reservation is spent. */
+    /**
+     * Free running slots, or 0 while a claimed job waits for room or the goroutine reservation is
+     * spent. Slots promised to a pull or poll under way are not free. Under slots.
+     */
     private int room() {
-        synchronized (slots) {
-            if (shuttingDown || !waitingForRoom.isEmpty() || reserved >= properties.admission().maxLiveGoroutines()) {
-                return 0;
+        if (shuttingDown || !waitingForRoom.isEmpty() || !handedOver.isEmpty() || reserved >= properties.admission().maxLiveGoroutines()) {
+            return 0;
+        }
+        return Math.max(0, properties.admission().maxRunningJobs() - running - pulled);
+    }
+
+    /**
+     * Takes up to {@code room} tickets, promised in {@link #pulled}, with {@link #pulling} held
+     * (released here): a blocking pull on the dispatcher, a poll in place, and queues each up in
+     * {@link #waitingForRoom} in the order the queue handed them out.
+     *
+     * @return how many tickets the queue handed out
+     */
+    private int take(int room, boolean inPlace) throws InterruptedException {
+        List<JobLease> got = null;
+        try {
+            got = inPlace ? queue.poll(room) : queue.pull(room, PULL_WAIT);
+            synchronized (slots) {
+                pulled -= room - got.size();
+                if (!inPlace) {
+                    pullRoom = 0;
+                }
             }
-            return Math.max(0, properties.admission().maxRunningJobs() - running);
+            (inPlace ? polledInPlace : pulledByDispatcher).add(got.size());
+            for (int i = 0; i < got.size(); i++) {
+                JobLease lease = got.get(i);
+                if (!open || shuttingDown) {
+                    release(lease);
+                    unpull();
+                } else if (!claim(lease, inPlace)) {
+                    synchronized (slots) { // this one must wait: it and the ones after it go to the dispatcher, in order
+                        handedOver.addAll(got.subList(i, got.size()));
+                    }
+                    break;
+                }
+            }
+            return got.size();
+        } finally {
+            synchronized (slots) {
+                if (got == null) {
+                    pulled -= room; // the take failed: nothing was handed out
+                    if (!inPlace) {
+                        pullRoom = 0;
+                    }
+                }
+                pulling = false;
+            }
+        }
+    }
+
+    /** A taken lease that is not queued up here after all: its slot is free again. */
+    private void unpull() {
+        synchronized (slots) {
+            pulled--;
+        }
+    }
+
+    /** The dispatcher: claims the leases a poll in place handed over, in their order, before it pulls again. */
+    private void claimHandedOver() {
+        synchronized (slots) {
+            if (handedOver.isEmpty() || pulling) {
+                return;
+            }
+            pulling = true;
+        }
+        try {
+            while (true) {
+                JobLease lease;
+                synchronized (slots) {
+                    lease = handedOver.pollFirst();
+                }
+                if (lease == null) {
+                    return;
+                }
+                if (!open || shuttingDown) {
+                    release(lease);
+                    unpull();
+                } else {
+                    claim(lease, false);
+                }
+            }
+        } finally {
+            synchronized (slots) {
+                pulling = false;
+            }
+        }
+    }
+
+    /**
+     * A finished attempt freed its slot, its goroutine reservation and its memory, on this thread.
+     * Embedded mode: this thread refills the slot itself, without blocking (the queue answers a
+     * poll under a short lock): it starts the jobs that waited for room, then polls and claims
+     * the next tickets and starts them, on this very goroutine, the way the old in-memory service
+     * started the next job on the thread that freed the slot. The dispatcher is woken only when
+     * this cannot be done here: the queue had nothing ready (the dispatcher's blocking pull waits
+     * for the next submission), a claim must wait, or the next job cannot be started with its own
+     * labels from this goroutine. Cluster mode: the dispatcher pulls, as ever.
+     */
+    private void freed() {
+        boolean wake = true;
+        if (inPlace && open && !shuttingDown) {
+            try {
+                wake = startWaiting(true) || pollInPlace();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // a poll does not wait: not from there
+            } catch (RuntimeException e) {
+                log.warn("job dispatch in place: " + e.getMessage() + "; the dispatcher takes over", e);
+            }
+        }
+        if (wake) {
+            dispatcherWakeups.increment();
+            synchronized (slots) {
+                slots.notifyAll();
+            }
+        }
+    }
+
+    /** Most polls one finishing attempt makes in a row (each may find stale tickets that free their slots again). */
+    private static final int IN_PLACE_POLLS = 4;
+
+    /** Polls and starts tickets while there is room; true if the dispatcher is needed now. */
+    private boolean pollInPlace() throws InterruptedException {
+        for (int i = 0; i < IN_PLACE_POLLS; i++) {
+            int room;
+            synchronized (slots) {
+                if (pulling) {
+                    return false; // whoever takes now looks at the room again once done: it sees this slot
+                }
+                if (!handedOver.isEmpty()) {
+                    return true;
+                }
+                room = room();
+                if (room == 0) {
+                    return false; // full; or the head waits for memory or goroutines, which the next finish frees and retries
+                }
+                pulling = true;
+                pulled += room;
+            }
+            int got = take(room, true);
+            if (startWaiting(true)) {
+                return true;
+            }
+            if (got == 0) {
+                return true; // nothing ready: the dispatcher waits in its pull for the next ticket
+            }
+        }
+        synchronized (slots) {
+            return room() > 0 || !handedOver.isEmpty();
         }
     }
 
@@ -503,7 +688,22 @@ final class JobEngine {
      * one waits on this node for room, its record still {@code queued}. {@link #startWaiting}
      * moves it to {@code running} on this node with the CAS once it fits.
      */
-    private void claim(JobLease lease) {
+    private boolean claim(JobLease lease, boolean inPlace) {
+        int outcome = DROPPED;
+        try {
+            outcome = queueUp(lease, inPlace);
+        } finally {
+            if (outcome == DROPPED) {
+                unpull();
+            }
+        }
+        return outcome != HAND_OVER;
+    }
+
+    /** What {@link #queueUp} did with a lease: queued it up in waitingForRoom, dropped it (or gave it back), left it to the dispatcher. */
+    private static final int QUEUED_UP = 0, DROPPED = 1, HAND_OVER = 2;
+
+    private int queueUp(JobLease lease, boolean inPlace) {
         JobTicket t = lease.ticket();
         Local mine = held.get(t.jobId());
         if (mine != null && mine.ticket == t.number()) {
@@ -511,7 +711,7 @@ final class JobEngine {
             JobLease old = mine.lease;
             mine.lease = lease;
             old.abandon();
-            return;
+            return DROPPED;
         }
         Optional<Versioned<JobRecord>> cur;
         try {
@@ -520,7 +720,7 @@ final class JobEngine {
             cur = local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
-            return;
+            return DROPPED;
         }
         if (cur.isPresent() && orphanedRetry(cur.get().value(), t)) {
             // the runner of ticket n died between its CAS to queued(n + 1) and the publish of n + 1:
@@ -531,10 +731,13 @@ final class JobEngine {
                         .retry().backoffBefore(q.status().attempt() + 1))));
             } catch (BackendException e) {
                 release(lease);
-                return;
+                return DROPPED;
             }
             complete(lease);
-            return;
+            return DROPPED;
+        }
+        if (inPlace && cur.isPresent() && retryInFlight(cur.get().value(), t)) {
+            return HAND_OVER; // the wait below sleeps: not on a goroutine
         }
         long end = System.nanoTime() + RETRY_IN_FLIGHT.toNanos();
         while (cur.isPresent() && retryInFlight(cur.get().value(), t) && System.nanoTime() - end < 0) {
@@ -545,13 +748,13 @@ final class JobEngine {
                 cur = store.get(t.jobId());
             } catch (BackendException e) {
                 release(lease);
-                return;
+                return DROPPED;
             }
         }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
             parsed.remove(t.jobId());
             complete(lease);
-            return;
+            return DROPPED;
         }
         JobRecord r = cur.get().value();
         JobSpec spec;
@@ -565,17 +768,18 @@ final class JobEngine {
                     JobRecord.Counters.ZERO, null, new JobRecord.Failure(JobRecord.Failure.REFUSED, "", "node " + node.id()
                             + " cannot parse the job with its gosched.api.limits: " + unparsable.getMessage()))));
             complete(lease);
-            return;
+            return DROPPED;
         }
         // Embedded mode: the store charges the record's request already; this node adds only the run.
         Local l = new Local(t.jobId(), spec, r.spec(), t.number(), lease, local ? memory.admitRun(spec) : memory.admitClaimed(spec));
         l.read = cur.get();
         held.put(l.id, l);
         synchronized (slots) {
+            pulled--;
             running++;
             waitingForRoom.addLast(l);
         }
-        startWaiting();
+        return QUEUED_UP;
     }
 
     /**
@@ -613,9 +817,19 @@ final class JobEngine {
      * Claim, second half: takes pulled jobs in pull order while their goroutine reservation and
      * memory fit, moves each to {@code running} on this node as its next attempt with a CAS, and
      * starts it. One whose record moved on meanwhile (cancelled, or taken by another node) is
-     * dropped, wherever it waits. Runs on the dispatcher only.
+     * dropped, wherever it waits. Runs on the dispatcher, and in place on a finishing attempt's
+     * goroutine ({@code inPlace}); each waiting job is taken by one of them.
+     *
+     * <p>In place, a job is started from the finishing goroutine with {@link io.gosched.runtime.Go#withLabels},
+     * which adds to that goroutine's labels and cannot take one away: a job without a template
+     * after one with a template would inherit the other's {@code template} label. Such a job, the
+     * head, is left to the dispatcher (a platform thread has no labels of its own).
+     *
+     * @return true if the head waits for the dispatcher to start it
      */
-    private void startWaiting() {
+    private boolean startWaiting(boolean inPlace) {
+        boolean forDispatcher = false;
+        Map<String, String> here = inPlace ? io.gosched.runtime.Go.labels() : Map.of();
         List<Local> start = new ArrayList<>();
         List<Local> dropped = new ArrayList<>();
         synchronized (slots) {
@@ -628,6 +842,10 @@ final class JobEngine {
             }
             Local l;
             while ((l = waitingForRoom.peekFirst()) != null) {
+                if (!here.isEmpty() && !l.labels.keySet().containsAll(here.keySet())) {
+                    forDispatcher = true;
+                    break;
+                }
                 long g = l.spec.workload().goroutines();
                 boolean alone = running - waitingForRoom.size() - dropped.size() == 0;
                 if (!alone && reserved + g > properties.admission().maxLiveGoroutines()) {
@@ -658,8 +876,7 @@ final class JobEngine {
                 // main goroutine inherits them from this thread at its go call rather than setting them
                 // itself, so that it keeps them for its whole life: the uncaught-exception policy runs after
                 // the goroutine's body unwound and finds the job by them (goroutineFailed).
-                io.gosched.runtime.Go.withLabels(l.spec.template() == null ? java.util.Map.of("job", l.id)
-                        : java.util.Map.of("job", l.id, "template", l.spec.template()), () -> runtime.go(() -> run(l)));
+                io.gosched.runtime.Go.withLabels(l.labels, () -> runtime.go(() -> run(l)));
             } catch (RuntimeException refused) { // the runtime is closing: hand the job back
                 l.abandoned = true;
                 memory.finish(l.charge, null, null);
@@ -668,6 +885,7 @@ final class JobEngine {
                 release(l.lease);
             }
         }
+        return forDispatcher;
     }
 
     /**
@@ -805,6 +1023,7 @@ final class JobEngine {
             memory.finish(l.charge, null, null);
             memory.evict(l.charge); // the finished record lives in the store, not on this node
             endLocal(l);
+            freed(); // every way out: the slot is refilled, or the dispatcher told
         }
     }
 
@@ -931,7 +1150,6 @@ final class JobEngine {
                 l.reserving = false;
                 reserved -= l.spec.workload().goroutines();
             }
-            slots.notifyAll();
         }
     }
 
@@ -1034,6 +1252,22 @@ final class JobEngine {
     int runningHere() {
         synchronized (slots) {
             return running - waitingForRoom.size();
+        }
+    }
+
+    /** What the slots hold now, and how the tickets came here: for tests and the benchmark's notes. */
+    record Dispatch(int running, long reserved, int pulled, int pullRoom, int waitingForRoom, int handedOver, long polledInPlace,
+            long pulledByDispatcher, long dispatcherWakeups) {
+        /** Leases taken and not yet queued up or dropped: {@code pulled} less the room of a pull still waiting for tickets. */
+        int inFlight() {
+            return pulled - pullRoom;
+        }
+    }
+
+    Dispatch dispatch() {
+        synchronized (slots) {
+            return new Dispatch(running, reserved, pulled, pullRoom, waitingForRoom.size(), handedOver.size(), polledInPlace.sum(),
+                    pulledByDispatcher.sum(), dispatcherWakeups.sum());
         }
     }
 
@@ -1289,9 +1523,14 @@ final class JobEngine {
         shuttingDown = true;
         dispatcher.interrupt();
         List<Local> unstarted;
+        List<JobLease> unclaimed;
         synchronized (slots) {
             unstarted = new ArrayList<>(waitingForRoom);
+            unclaimed = new ArrayList<>(handedOver);
+            handedOver.clear();
+            pulled -= unclaimed.size();
         }
+        unclaimed.forEach(this::release);
         for (Local l : unstarted) { // pulled, never claimed: straight back to the queue
             l.abandoned = true;
             memory.abandonClaimed(l.charge);
