@@ -504,7 +504,7 @@ final class JobEngine {
     private void dispatchLoop() {
         while (open) {
             try {
-                startWaiting(false);
+                startWaiting();
                 claimHandedOver();
                 int room;
                 synchronized (slots) {
@@ -517,7 +517,7 @@ final class JobEngine {
                     pulled += room;
                     pullRoom = room;
                 }
-                take(room, false);
+                take(room, false, Map.of(), null);
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
@@ -539,106 +539,120 @@ final class JobEngine {
     }
 
     /**
-     * Takes up to {@code room} tickets, promised in {@link #pulled}, with {@link #pulling} held
-     * (released here): a blocking pull on the dispatcher, a poll in place, and queues each up in
-     * {@link #waitingForRoom} in the order the queue handed them out.
+     * Takes up to {@code room} tickets, promised in {@link #pulled}, with {@link #pulling} held:
+     * a blocking pull on the dispatcher, a poll in place. Reads each one's record
+     * ({@link #queueUp}), then, in one section under slots, gives the promise back, queues the
+     * runnable ones up in {@link #waitingForRoom} in the order the queue handed them out (or
+     * hands them over), releases the order, picks the waiting jobs that fit now and, in place,
+     * promises the room left to the next poll. Outside the section, starts what it picked.
      *
-     * @return how many tickets the queue handed out
+     * @param here the labels of the calling goroutine (in place), or none
+     * @return in place: the room promised to the next poll (0: none), or -1 if the dispatcher is needed now; on the dispatcher, 0
      */
-    private int take(int room, boolean inPlace) throws InterruptedException {
+    private int take(int room, boolean inPlace, Map<String, String> here, List<JobLease> given) throws InterruptedException {
         List<JobLease> got = null;
+        List<Local> up = new ArrayList<>(Math.min(room, 8));
+        int handFrom = -1;
+        int next = 0;
         try {
-            got = inPlace ? queue.poll(room) : queue.pull(room, PULL_WAIT);
-            synchronized (slots) {
-                pulled -= room - got.size();
-                if (!inPlace) {
-                    pullRoom = 0;
-                }
+            if (given != null) {
+                got = given;
+            } else {
+                got = inPlace ? queue.poll(room) : queue.pull(room, PULL_WAIT);
+                (inPlace ? polledInPlace : pulledByDispatcher).add(got.size());
             }
-            (inPlace ? polledInPlace : pulledByDispatcher).add(got.size());
-            for (int i = 0; i < got.size(); i++) {
+            for (int i = 0; i < got.size() && handFrom < 0; i++) {
                 JobLease lease = got.get(i);
                 if (!open || shuttingDown) {
                     release(lease);
-                    unpull();
-                } else if (!claim(lease, inPlace)) {
-                    synchronized (slots) { // this one must wait: it and the ones after it go to the dispatcher, in order
-                        handedOver.addAll(got.subList(i, got.size()));
+                    continue;
+                }
+                try {
+                    Object l = queueUp(lease, inPlace);
+                    if (l == HAND_OVER) {
+                        handFrom = i; // this one must wait: it and the ones after it go to the dispatcher, in order
+                    } else if (l != null) {
+                        up.add((Local) l);
                     }
-                    break;
+                } catch (RuntimeException e) {
+                    log.warn("job " + lease.ticket().jobId() + ": claim failed (" + e.getMessage() + "); its ticket goes back", e);
+                    release(lease);
                 }
             }
-            return got.size();
         } finally {
+            List<Local> start = new ArrayList<>(0);
+            List<Local> dropped = new ArrayList<>(0);
             synchronized (slots) {
-                if (got == null) {
-                    pulled -= room; // the take failed: nothing was handed out
-                    if (!inPlace) {
-                        pullRoom = 0;
-                    }
+                pulled -= room;
+                if (!inPlace) {
+                    pullRoom = 0;
+                }
+                running += up.size();
+                waitingForRoom.addAll(up);
+                if (handFrom >= 0) {
+                    handedOver.addAll(got.subList(handFrom, got.size()));
+                    pulled += got.size() - handFrom;
                 }
                 pulling = false;
+                boolean forDispatcher = pick(here, start, dropped);
+                if (inPlace && got != null) {
+                    if (forDispatcher || !handedOver.isEmpty()) {
+                        next = -1;
+                    } else if (room() > 0) {
+                        if (got.isEmpty()) {
+                            next = -1; // nothing ready: the dispatcher waits in its pull for the next ticket
+                        } else {
+                            next = room();
+                            pulling = true;
+                            pulled += next;
+                        }
+                    }
+                }
             }
+            startPicked(start, dropped);
         }
-    }
-
-    /** A taken lease that is not queued up here after all: its slot is free again. */
-    private void unpull() {
-        synchronized (slots) {
-            pulled--;
-        }
+        return next;
     }
 
     /** The dispatcher: claims the leases a poll in place handed over, in their order, before it pulls again. */
-    private void claimHandedOver() {
+    private void claimHandedOver() throws InterruptedException {
+        List<JobLease> leases;
         synchronized (slots) {
             if (handedOver.isEmpty() || pulling) {
                 return;
             }
-            pulling = true;
+            leases = new ArrayList<>(handedOver);
+            handedOver.clear();
+            pulling = true; // their slots count in pulled already: take gives them back as it queues them up
         }
-        try {
-            while (true) {
-                JobLease lease;
-                synchronized (slots) {
-                    lease = handedOver.pollFirst();
-                }
-                if (lease == null) {
-                    return;
-                }
-                if (!open || shuttingDown) {
-                    release(lease);
-                    unpull();
-                } else {
-                    claim(lease, false);
-                }
-            }
-        } finally {
-            synchronized (slots) {
-                pulling = false;
-            }
-        }
+        take(leases.size(), false, Map.of(), leases);
     }
 
     /**
-     * A finished attempt freed its slot, its goroutine reservation and its memory, on this thread.
+     * A finished attempt ended on this thread: its slot, goroutine reservation and memory go back.
      * Embedded mode: this thread refills the slot itself, without blocking (the queue answers a
      * poll under a short lock): it starts the jobs that waited for room, then polls and claims
      * the next tickets and starts them, on this very goroutine, the way the old in-memory service
      * started the next job on the thread that freed the slot. The dispatcher is woken only when
      * this cannot be done here: the queue had nothing ready (the dispatcher's blocking pull waits
      * for the next submission), a claim must wait, or the next job cannot be started with its own
-     * labels from this goroutine. Cluster mode: the dispatcher pulls, as ever.
+     * labels from this goroutine. Cluster mode: the dispatcher pulls, as ever. One section under
+     * slots ends the attempt, picks the waiting jobs that fit and promises the room to a poll.
      */
-    private void freed() {
+    private void ended(Local l) {
+        held.remove(l.id, l);
         boolean wake = true;
         if (inPlace && open && !shuttingDown) {
             try {
-                wake = startWaiting(true) || pollInPlace();
+                wake = refill(l);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt(); // a poll does not wait: not from there
             } catch (RuntimeException e) {
                 log.warn("job dispatch in place: " + e.getMessage() + "; the dispatcher takes over", e);
+            }
+        } else {
+            synchronized (slots) {
+                endLocked(l);
             }
         }
         if (wake) {
@@ -652,58 +666,55 @@ final class JobEngine {
     /** Most polls one finishing attempt makes in a row (each may find stale tickets that free their slots again). */
     private static final int IN_PLACE_POLLS = 4;
 
-    /** Polls and starts tickets while there is room; true if the dispatcher is needed now. */
-    private boolean pollInPlace() throws InterruptedException {
-        for (int i = 0; i < IN_PLACE_POLLS; i++) {
-            int room;
+    /** Ends {@code l} and refills in place while there is room; true if the dispatcher is needed now. */
+    private boolean refill(Local l) throws InterruptedException {
+        Map<String, String> here = io.gosched.runtime.Go.labels();
+        List<Local> start = new ArrayList<>(0);
+        List<Local> dropped = new ArrayList<>(0);
+        int room;
+        boolean forDispatcher;
+        try {
             synchronized (slots) {
-                if (pulling) {
-                    return false; // whoever takes now looks at the room again once done: it sees this slot
+                endLocked(l);
+                forDispatcher = pick(here, start, dropped) || !handedOver.isEmpty() && !pulling;
+                // Another taker under way (pulling) looks at the room again once done, and sees this slot then.
+                // No room: full; or the head waits for memory or goroutines, which the next finish frees and retries.
+                room = forDispatcher || pulling ? 0 : room();
+                if (room > 0) {
+                    pulling = true;
+                    pulled += room;
                 }
-                if (!handedOver.isEmpty()) {
-                    return true;
-                }
-                room = room();
-                if (room == 0) {
-                    return false; // full; or the head waits for memory or goroutines, which the next finish frees and retries
-                }
-                pulling = true;
-                pulled += room;
             }
-            int got = take(room, true);
-            if (startWaiting(true)) {
-                return true;
-            }
-            if (got == 0) {
-                return true; // nothing ready: the dispatcher waits in its pull for the next ticket
-            }
+        } finally {
+            startPicked(start, dropped);
         }
-        synchronized (slots) {
-            return room() > 0 || !handedOver.isEmpty();
+        if (forDispatcher) {
+            return true;
         }
+        for (int i = 0; room > 0; i++) {
+            if (i == IN_PLACE_POLLS) {
+                synchronized (slots) {
+                    pulled -= room;
+                    pulling = false;
+                    return room() > 0;
+                }
+            }
+            room = take(room, true, here, null);
+        }
+        return room < 0;
     }
 
     /**
      * Claim (protocol step 2), first half: reads the record and drops a stale ticket; a runnable
-     * one waits on this node for room, its record still {@code queued}. {@link #startWaiting}
-     * moves it to {@code running} on this node with the CAS once it fits.
+     * one is returned to wait on this node for room, its record still {@code queued}.
+     * {@link #startPicked} moves it to {@code running} on this node with the CAS once it fits.
+     *
+     * @return the job to queue up; null if the lease was dropped (ended, or given back); {@link #HAND_OVER} in place if its
+     *         claim must wait for a manual retry's CAS (the wait sleeps: not on a goroutine)
      */
-    private boolean claim(JobLease lease, boolean inPlace) {
-        int outcome = DROPPED;
-        try {
-            outcome = queueUp(lease, inPlace);
-        } finally {
-            if (outcome == DROPPED) {
-                unpull();
-            }
-        }
-        return outcome != HAND_OVER;
-    }
+    private static final Object HAND_OVER = new Object();
 
-    /** What {@link #queueUp} did with a lease: queued it up in waitingForRoom, dropped it (or gave it back), left it to the dispatcher. */
-    private static final int QUEUED_UP = 0, DROPPED = 1, HAND_OVER = 2;
-
-    private int queueUp(JobLease lease, boolean inPlace) {
+    private Object queueUp(JobLease lease, boolean inPlace) {
         JobTicket t = lease.ticket();
         Local mine = held.get(t.jobId());
         if (mine != null && mine.ticket == t.number()) {
@@ -711,7 +722,7 @@ final class JobEngine {
             JobLease old = mine.lease;
             mine.lease = lease;
             old.abandon();
-            return DROPPED;
+            return null;
         }
         Optional<Versioned<JobRecord>> cur;
         try {
@@ -720,7 +731,7 @@ final class JobEngine {
             cur = local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
-            return DROPPED;
+            return null;
         }
         if (cur.isPresent() && orphanedRetry(cur.get().value(), t)) {
             // the runner of ticket n died between its CAS to queued(n + 1) and the publish of n + 1:
@@ -731,10 +742,10 @@ final class JobEngine {
                         .retry().backoffBefore(q.status().attempt() + 1))));
             } catch (BackendException e) {
                 release(lease);
-                return DROPPED;
+                return null;
             }
             complete(lease);
-            return DROPPED;
+            return null;
         }
         if (inPlace && cur.isPresent() && retryInFlight(cur.get().value(), t)) {
             return HAND_OVER; // the wait below sleeps: not on a goroutine
@@ -748,13 +759,13 @@ final class JobEngine {
                 cur = store.get(t.jobId());
             } catch (BackendException e) {
                 release(lease);
-                return DROPPED;
+                return null;
             }
         }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
             parsed.remove(t.jobId());
             complete(lease);
-            return DROPPED;
+            return null;
         }
         JobRecord r = cur.get().value();
         JobSpec spec;
@@ -768,18 +779,13 @@ final class JobEngine {
                     JobRecord.Counters.ZERO, null, new JobRecord.Failure(JobRecord.Failure.REFUSED, "", "node " + node.id()
                             + " cannot parse the job with its gosched.api.limits: " + unparsable.getMessage()))));
             complete(lease);
-            return DROPPED;
+            return null;
         }
         // Embedded mode: the store charges the record's request already; this node adds only the run.
         Local l = new Local(t.jobId(), spec, r.spec(), t.number(), lease, local ? memory.admitRun(spec) : memory.admitClaimed(spec));
         l.read = cur.get();
         held.put(l.id, l);
-        synchronized (slots) {
-            pulled--;
-            running++;
-            waitingForRoom.addLast(l);
-        }
-        return QUEUED_UP;
+        return l;
     }
 
     /**
@@ -827,42 +833,62 @@ final class JobEngine {
      *
      * @return true if the head waits for the dispatcher to start it
      */
-    private boolean startWaiting(boolean inPlace) {
-        boolean forDispatcher = false;
-        Map<String, String> here = inPlace ? io.gosched.runtime.Go.labels() : Map.of();
+    private void startWaiting() {
         List<Local> start = new ArrayList<>();
         List<Local> dropped = new ArrayList<>();
-        synchronized (slots) {
-            for (java.util.Iterator<Local> it = waitingForRoom.iterator(); it.hasNext(); ) {
-                Local l = it.next();
-                if (l.stale) {
-                    it.remove();
-                    dropped.add(l);
-                }
+        try {
+            synchronized (slots) {
+                pick(Map.of(), start, dropped);
             }
-            Local l;
-            while ((l = waitingForRoom.peekFirst()) != null) {
-                if (!here.isEmpty() && !l.labels.keySet().containsAll(here.keySet())) {
-                    forDispatcher = true;
-                    break;
-                }
-                long g = l.spec.workload().goroutines();
-                boolean alone = running - waitingForRoom.size() - dropped.size() == 0;
-                if (!alone && reserved + g > properties.admission().maxLiveGoroutines()) {
-                    break;
-                }
-                if (!memory.tryStart(l.charge)) {
-                    if (!alone) {
-                        break; // a finishing attempt frees memory and notifies; the dispatcher looks again shortly
-                    }
-                    memory.forceStart(l.charge);
-                }
-                waitingForRoom.pollFirst();
-                reserved += g;
-                l.reserving = true;
-                start.add(l);
+        } finally {
+            startPicked(start, dropped);
+        }
+    }
+
+    /**
+     * Under slots: takes the stale jobs out of {@link #waitingForRoom} into {@code dropped}, then
+     * the head while it fits into {@code start}, reserving its goroutines and memory.
+     *
+     * @param here the labels of the calling goroutine (none on a platform thread)
+     * @return true if the head waits for the dispatcher to start it (its labels do not fit here)
+     */
+    private boolean pick(Map<String, String> here, List<Local> start, List<Local> dropped) {
+        if (waitingForRoom.isEmpty()) {
+            return false;
+        }
+        for (java.util.Iterator<Local> it = waitingForRoom.iterator(); it.hasNext(); ) {
+            Local l = it.next();
+            if (l.stale) {
+                it.remove();
+                dropped.add(l);
             }
         }
+        Local l;
+        while ((l = waitingForRoom.peekFirst()) != null) {
+            if (!here.isEmpty() && !l.labels.keySet().containsAll(here.keySet())) {
+                return true;
+            }
+            long g = l.spec.workload().goroutines();
+            boolean alone = running - waitingForRoom.size() - dropped.size() == 0;
+            if (!alone && reserved + g > properties.admission().maxLiveGoroutines()) {
+                break;
+            }
+            if (!memory.tryStart(l.charge)) {
+                if (!alone) {
+                    break; // a finishing attempt frees memory and retries; the dispatcher looks again shortly
+                }
+                memory.forceStart(l.charge);
+            }
+            waitingForRoom.pollFirst();
+            reserved += g;
+            l.reserving = true;
+            start.add(l);
+        }
+        return false;
+    }
+
+    /** Outside slots: drops what {@link #pick} found stale, claims (the CAS) and starts what it picked. */
+    private void startPicked(List<Local> start, List<Local> dropped) {
         for (Local l : dropped) {
             drop(l);
         }
@@ -885,7 +911,6 @@ final class JobEngine {
                 release(l.lease);
             }
         }
-        return forDispatcher;
     }
 
     /**
@@ -1022,8 +1047,7 @@ final class JobEngine {
         } finally {
             memory.finish(l.charge, null, null);
             memory.evict(l.charge); // the finished record lives in the store, not on this node
-            endLocal(l);
-            freed(); // every way out: the slot is refilled, or the dispatcher told
+            ended(l); // every way out: the slot is refilled, or the dispatcher told
         }
     }
 
@@ -1144,12 +1168,18 @@ final class JobEngine {
     private void endLocal(Local l) {
         held.remove(l.id, l);
         synchronized (slots) {
-            running--;
-            waitingForRoom.remove(l);
-            if (l.reserving) {
-                l.reserving = false;
-                reserved -= l.spec.workload().goroutines();
-            }
+            endLocked(l);
+        }
+    }
+
+    /** Under slots: {@code l} no longer holds its slot nor its goroutine reservation. */
+    private void endLocked(Local l) {
+        running--;
+        if (!l.reserving) {
+            waitingForRoom.remove(l); // only a job not started can wait there
+        } else {
+            l.reserving = false;
+            reserved -= l.spec.workload().goroutines();
         }
     }
 
