@@ -176,6 +176,15 @@ final class JobEngine {
      * dispatcher's.
      */
     private final boolean inPlace;
+    /**
+     * The fewest free slots a finishing attempt polls for: an eighth of max-running-jobs, at least
+     * one. Polling one ticket per finished job took the queue's and the slots' locks once per
+     * job, against the submitting thread, and a loaded machine that deschedules a lock's holder
+     * stalls whoever waits for it (JFR: bench/results/NOTES.md); a batch takes them once per batch.
+     */
+    private final int inPlaceBatch;
+    /** How often the dispatcher looks for free slots fewer than a batch while jobs run (embedded mode). */
+    private static final long IN_PLACE_LOOK_MS = 10;
     /** Tickets polled in place by finishing attempts; tickets pulled by the dispatcher; wake-ups of the dispatcher by finishing attempts. */
     private final java.util.concurrent.atomic.LongAdder polledInPlace = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder pulledByDispatcher = new java.util.concurrent.atomic.LongAdder();
@@ -279,6 +288,7 @@ final class JobEngine {
         this.local = localQueued != null;
         this.localQueued = localQueued;
         this.inPlace = queue.pollsWithoutBlocking();
+        this.inPlaceBatch = Math.max(1, properties.admission().maxRunningJobs() / 8);
         this.shutdown = shutdown;
         queue.onLost(this::lost);
         this.changes = store.watchAll((id, r) -> {
@@ -510,7 +520,9 @@ final class JobEngine {
                 synchronized (slots) {
                     room = pulling ? 0 : room();
                     if (room == 0) {
-                        slots.wait(200); // a finished attempt that could not refill its slot itself notifies
+                        // a finished attempt that could not refill its slot itself notifies; in embedded mode,
+                        // free slots fewer than a batch are left to this look, every few milliseconds while jobs run
+                        slots.wait(inPlace && running > 0 ? IN_PLACE_LOOK_MS : 200);
                         continue;
                     }
                     pulling = true;
@@ -598,7 +610,7 @@ final class JobEngine {
                 if (inPlace && got != null) {
                     if (forDispatcher || !handedOver.isEmpty()) {
                         next = -1;
-                    } else if (room() > 0) {
+                    } else if (room() >= inPlaceBatch) {
                         if (got.isEmpty()) {
                             next = -1; // nothing ready: the dispatcher waits in its pull for the next ticket
                         } else {
@@ -680,6 +692,9 @@ final class JobEngine {
                 // Another taker under way (pulling) looks at the room again once done, and sees this slot then.
                 // No room: full; or the head waits for memory or goroutines, which the next finish frees and retries.
                 room = forDispatcher || pulling ? 0 : room();
+                if (room < inPlaceBatch) {
+                    room = 0; // fewer free slots than a batch: the next finish, or the dispatcher's short look, takes them
+                }
                 if (room > 0) {
                     pulling = true;
                     pulled += room;

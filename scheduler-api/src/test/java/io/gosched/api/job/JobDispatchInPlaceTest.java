@@ -92,9 +92,10 @@ class JobDispatchInPlaceTest {
         return d;
     }
 
-    @Test
-    void manyShortJobsInRandomFinishingOrderEachRunOnceAndTheSlotsEmpty() throws Exception {
-        int max = 3;
+    @org.junit.jupiter.params.ParameterizedTest(name = "max-running-jobs {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {3, 20})
+    void manyShortJobsInRandomFinishingOrderEachRunOnceAndTheSlotsEmpty(int max) throws Exception {
+        // 3: every freed slot is polled for in place; 20: only two or more (a batch), fewer are the dispatcher's short look's
         int n = 3_000 * STRESS;
         service(Map.of("gosched.api.admission.max-running-jobs", String.valueOf(max),
                 "gosched.api.admission.max-queued-jobs", String.valueOf(n + 10)));
