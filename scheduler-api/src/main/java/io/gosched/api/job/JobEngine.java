@@ -80,7 +80,10 @@ import org.springframework.http.codec.ServerSentEvent;
  *     pulled job that does not fit the free goroutine reservation or the memory budget waits on
  *     this node under its (renewed) lease, still {@code queued}: the CAS to {@code running} comes
  *     when it starts. The head waits rather than being overtaken, so priority order holds
- *     strictly; nothing more is pulled meanwhile, so other nodes take the rest;</li>
+ *     strictly; nothing more is pulled meanwhile, so other nodes take the rest. In embedded mode
+ *     (a queue that answers {@link JobQueue#poll} without blocking) a finishing attempt refills
+ *     its slot itself, on its goroutine ({@link #ended}); the dispatcher pulls when the queue ran
+ *     dry and starts what a goroutine cannot;</li>
  * <li>finishers (platform threads) write an attempt's outcome with a fenced CAS and ack, retrying
  *     while the store cannot be reached: goroutines never block on the network. In embedded mode
  *     the attempt's main goroutine writes its outcome itself (the in-memory ports answer at once,
