@@ -80,7 +80,10 @@ import org.springframework.http.codec.ServerSentEvent;
  *     pulled job that does not fit the free goroutine reservation or the memory budget waits on
  *     this node under its (renewed) lease, still {@code queued}: the CAS to {@code running} comes
  *     when it starts. The head waits rather than being overtaken, so priority order holds
- *     strictly; nothing more is pulled meanwhile, so other nodes take the rest;</li>
+ *     strictly; nothing more is pulled meanwhile, so other nodes take the rest. In embedded mode
+ *     (a queue that answers {@link JobQueue#poll} without blocking) a finishing attempt refills
+ *     its slot itself, on its goroutine ({@link #ended}); the dispatcher pulls when the queue ran
+ *     dry and starts what a goroutine cannot;</li>
  * <li>finishers (platform threads) write an attempt's outcome with a fenced CAS and ack, retrying
  *     while the store cannot be reached: goroutines never block on the network. In embedded mode
  *     the attempt's main goroutine writes its outcome itself (the in-memory ports answer at once,
@@ -147,8 +150,48 @@ final class JobEngine {
     private final Object slots = new Object();
     private int running; // guarded by slots: pulled jobs, started or waiting for room
     private long reserved; // guarded by slots: goroutines reserved by started jobs
+    /**
+     * Guarded by slots: slots promised to a pull or poll under way (its room), then the leases it
+     * got until each is a {@link Local} (in {@code running}) or dropped. {@link #room} counts them
+     * as taken, so that a pull and a poll of this node together never take more than the free slots.
+     */
+    private int pulled;
+    /** Guarded by slots: the room of the dispatcher's pull while it waits for tickets (part of {@link #pulled}), 0 otherwise. */
+    private int pullRoom;
+    /**
+     * Guarded by slots: a pull or poll holds the order, from its take to the last of its tickets
+     * queued up in {@link #waitingForRoom} (or {@link #handedOver}): one at a time, so that the
+     * order there is the order the queue handed the tickets out in.
+     */
+    private boolean pulling;
     /** Pulled, not claimed yet: waiting for goroutine reservation and memory, in pull order. Guarded by slots. */
     private final ArrayDeque<Local> waitingForRoom = new ArrayDeque<>();
+    /**
+     * Leases polled in place whose claim must wait (a manual retry's CAS in flight), with the ones
+     * polled after them, in pull order: the dispatcher claims them before it pulls again. Their
+     * slots count in {@link #pulled}. Guarded by slots.
+     */
+    private final ArrayDeque<JobLease> handedOver = new ArrayDeque<>();
+    /**
+     * The queue answers {@link JobQueue#poll} without blocking (embedded mode): a finishing
+     * attempt refills its slot itself, on its own goroutine, and the dispatcher is woken only
+     * when that cannot be done there. Cluster mode (a pull over the network): every refill is the
+     * dispatcher's.
+     */
+    private final boolean inPlace;
+    /**
+     * The fewest free slots a finishing attempt polls for: an eighth of max-running-jobs, at least
+     * one. Polling one ticket per finished job took the queue's and the slots' locks once per
+     * job, against the submitting thread, and a loaded machine that deschedules a lock's holder
+     * stalls whoever waits for it (JFR: bench/results/NOTES.md); a batch takes them once per batch.
+     */
+    private final int inPlaceBatch;
+    /** How often the dispatcher looks for free slots fewer than a batch while jobs run (embedded mode). */
+    private static final long IN_PLACE_LOOK_MS = 10;
+    /** Tickets polled in place by finishing attempts; tickets pulled by the dispatcher; wake-ups of the dispatcher by finishing attempts. */
+    private final java.util.concurrent.atomic.LongAdder polledInPlace = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder pulledByDispatcher = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder dispatcherWakeups = new java.util.concurrent.atomic.LongAdder();
 
     private volatile boolean open = true;
     private volatile boolean shuttingDown;
@@ -168,6 +211,8 @@ final class JobEngine {
         final long ticket;
         volatile JobLease lease;
         final JobMemory.Charge charge;
+        /** The labels every goroutine of the attempt carries: job=<id> and its template. */
+        final Map<String, String> labels;
         volatile Run run;
         /** The goroutine that runs {@link JobEngine#run(Local)}; 0 until it starts. */
         volatile long rootGoid;
@@ -193,6 +238,7 @@ final class JobEngine {
             this.ticket = ticket;
             this.lease = lease;
             this.charge = charge;
+            this.labels = spec.template() == null ? Map.of("job", id) : Map.of("job", id, "template", spec.template());
         }
 
         void cancel() {
@@ -244,6 +290,8 @@ final class JobEngine {
         this.node = node;
         this.local = localQueued != null;
         this.localQueued = localQueued;
+        this.inPlace = queue.pollsWithoutBlocking();
+        this.inPlaceBatch = Math.max(1, properties.admission().maxRunningJobs() / 8);
         this.shutdown = shutdown;
         queue.onLost(this::lost);
         this.changes = store.watchAll((id, r) -> {
@@ -460,25 +508,31 @@ final class JobEngine {
 
     // ---------------------------------------------------------------- dispatch
 
-    /** The dispatcher's loop; ends when the service closes. */
+    /**
+     * The dispatcher's loop; ends when the service closes. In embedded mode finishing attempts
+     * refill their slots themselves ({@link #freed}): the dispatcher pulls when the queue ran dry
+     * (a blocking pull waits for the next submission), starts what a goroutine could not (see
+     * {@link #startWaiting}), and looks again every 200 ms for memory freed by anything else.
+     */
     private void dispatchLoop() {
         while (open) {
             try {
                 startWaiting();
-                int room = room();
-                if (room == 0) {
-                    synchronized (slots) {
-                        slots.wait(200); // a finished attempt notifies
-                    }
-                    continue;
-                }
-                for (JobLease lease : queue.pull(room, PULL_WAIT)) {
-                    if (!open || shuttingDown) {
-                        release(lease);
+                claimHandedOver();
+                int room;
+                synchronized (slots) {
+                    room = pulling ? 0 : room();
+                    if (room == 0) {
+                        // a finished attempt that could not refill its slot itself notifies; in embedded mode,
+                        // free slots fewer than a batch are left to this look, every few milliseconds while jobs run
+                        slots.wait(inPlace && running > 0 ? IN_PLACE_LOOK_MS : 200);
                         continue;
                     }
-                    claim(lease);
+                    pulling = true;
+                    pulled += room;
+                    pullRoom = room;
                 }
+                take(room, false, Map.of(), null);
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
@@ -488,22 +542,197 @@ final class JobEngine {
         }
     }
 
-    /** Free running slots, or 0 while a claimed job waits for room or the goroutine reservation is spent. */
+    /**
+     * Free running slots, or 0 while a claimed job waits for room or the goroutine reservation is
+     * spent. Slots promised to a pull or poll under way are not free. Under slots.
+     */
     private int room() {
-        synchronized (slots) {
-            if (shuttingDown || !waitingForRoom.isEmpty() || reserved >= properties.admission().maxLiveGoroutines()) {
-                return 0;
-            }
-            return Math.max(0, properties.admission().maxRunningJobs() - running);
+        if (shuttingDown || !waitingForRoom.isEmpty() || !handedOver.isEmpty() || reserved >= properties.admission().maxLiveGoroutines()) {
+            return 0;
         }
+        return Math.max(0, properties.admission().maxRunningJobs() - running - pulled);
+    }
+
+    /**
+     * Takes up to {@code room} tickets, promised in {@link #pulled}, with {@link #pulling} held:
+     * a blocking pull on the dispatcher, a poll in place. Reads each one's record
+     * ({@link #queueUp}), then, in one section under slots, gives the promise back, queues the
+     * runnable ones up in {@link #waitingForRoom} in the order the queue handed them out (or
+     * hands them over), releases the order, picks the waiting jobs that fit now and, in place,
+     * promises the room left to the next poll. Outside the section, starts what it picked.
+     *
+     * @param here the labels of the calling goroutine (in place), or none
+     * @return in place: the room promised to the next poll (0: none), or -1 if the dispatcher is needed now; on the dispatcher, 0
+     */
+    private int take(int room, boolean inPlace, Map<String, String> here, List<JobLease> given) throws InterruptedException {
+        List<JobLease> got = null;
+        List<Local> up = new ArrayList<>(Math.min(room, 8));
+        int handFrom = -1;
+        int next = 0;
+        try {
+            if (given != null) {
+                got = given;
+            } else {
+                got = inPlace ? queue.poll(room) : queue.pull(room, PULL_WAIT);
+                (inPlace ? polledInPlace : pulledByDispatcher).add(got.size());
+            }
+            for (int i = 0; i < got.size() && handFrom < 0; i++) {
+                JobLease lease = got.get(i);
+                if (!open || shuttingDown) {
+                    release(lease);
+                    continue;
+                }
+                try {
+                    Object l = queueUp(lease, inPlace);
+                    if (l == HAND_OVER) {
+                        handFrom = i; // this one must wait: it and the ones after it go to the dispatcher, in order
+                    } else if (l != null) {
+                        up.add((Local) l);
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("job " + lease.ticket().jobId() + ": claim failed (" + e.getMessage() + "); its ticket goes back", e);
+                    release(lease);
+                }
+            }
+        } finally {
+            List<Local> start = new ArrayList<>(0);
+            List<Local> dropped = new ArrayList<>(0);
+            synchronized (slots) {
+                pulled -= room;
+                if (!inPlace) {
+                    pullRoom = 0;
+                }
+                running += up.size();
+                waitingForRoom.addAll(up);
+                if (handFrom >= 0) {
+                    handedOver.addAll(got.subList(handFrom, got.size()));
+                    pulled += got.size() - handFrom;
+                }
+                pulling = false;
+                boolean forDispatcher = pick(here, start, dropped);
+                if (inPlace && got != null) {
+                    if (forDispatcher || !handedOver.isEmpty()) {
+                        next = -1;
+                    } else if (room() >= inPlaceBatch) {
+                        if (got.isEmpty()) {
+                            next = -1; // nothing ready: the dispatcher waits in its pull for the next ticket
+                        } else {
+                            next = room();
+                            pulling = true;
+                            pulled += next;
+                        }
+                    }
+                }
+            }
+            startPicked(start, dropped);
+        }
+        return next;
+    }
+
+    /** The dispatcher: claims the leases a poll in place handed over, in their order, before it pulls again. */
+    private void claimHandedOver() throws InterruptedException {
+        List<JobLease> leases;
+        synchronized (slots) {
+            if (handedOver.isEmpty() || pulling) {
+                return;
+            }
+            leases = new ArrayList<>(handedOver);
+            handedOver.clear();
+            pulling = true; // their slots count in pulled already: take gives them back as it queues them up
+        }
+        take(leases.size(), false, Map.of(), leases);
+    }
+
+    /**
+     * A finished attempt ended on this thread: its slot, goroutine reservation and memory go back.
+     * Embedded mode: this thread refills the slot itself, without blocking (the queue answers a
+     * poll under a short lock): it starts the jobs that waited for room, then polls and claims
+     * the next tickets and starts them, on this very goroutine, the way the old in-memory service
+     * started the next job on the thread that freed the slot. The dispatcher is woken only when
+     * this cannot be done here: the queue had nothing ready (the dispatcher's blocking pull waits
+     * for the next submission), a claim must wait, or the next job cannot be started with its own
+     * labels from this goroutine. Cluster mode: the dispatcher pulls, as ever. One section under
+     * slots ends the attempt, picks the waiting jobs that fit and promises the room to a poll.
+     */
+    private void ended(Local l) {
+        held.remove(l.id, l);
+        boolean wake = true;
+        if (inPlace && open && !shuttingDown) {
+            try {
+                wake = refill(l);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // a poll does not wait: not from there
+            } catch (RuntimeException e) {
+                log.warn("job dispatch in place: " + e.getMessage() + "; the dispatcher takes over", e);
+            }
+        } else {
+            synchronized (slots) {
+                endLocked(l);
+            }
+        }
+        if (wake) {
+            dispatcherWakeups.increment();
+            synchronized (slots) {
+                slots.notifyAll();
+            }
+        }
+    }
+
+    /** Most polls one finishing attempt makes in a row (each may find stale tickets that free their slots again). */
+    private static final int IN_PLACE_POLLS = 4;
+
+    /** Ends {@code l} and refills in place while there is room; true if the dispatcher is needed now. */
+    private boolean refill(Local l) throws InterruptedException {
+        Map<String, String> here = io.gosched.runtime.Go.labels();
+        List<Local> start = new ArrayList<>(0);
+        List<Local> dropped = new ArrayList<>(0);
+        int room;
+        boolean forDispatcher;
+        try {
+            synchronized (slots) {
+                endLocked(l);
+                forDispatcher = pick(here, start, dropped) || !handedOver.isEmpty() && !pulling;
+                // Another taker under way (pulling) looks at the room again once done, and sees this slot then.
+                // No room: full; or the head waits for memory or goroutines, which the next finish frees and retries.
+                room = forDispatcher || pulling ? 0 : room();
+                if (room < inPlaceBatch) {
+                    room = 0; // fewer free slots than a batch: the next finish, or the dispatcher's short look, takes them
+                }
+                if (room > 0) {
+                    pulling = true;
+                    pulled += room;
+                }
+            }
+        } finally {
+            startPicked(start, dropped);
+        }
+        if (forDispatcher) {
+            return true;
+        }
+        for (int i = 0; room > 0; i++) {
+            if (i == IN_PLACE_POLLS) {
+                synchronized (slots) {
+                    pulled -= room;
+                    pulling = false;
+                    return room() > 0;
+                }
+            }
+            room = take(room, true, here, null);
+        }
+        return room < 0;
     }
 
     /**
      * Claim (protocol step 2), first half: reads the record and drops a stale ticket; a runnable
-     * one waits on this node for room, its record still {@code queued}. {@link #startWaiting}
-     * moves it to {@code running} on this node with the CAS once it fits.
+     * one is returned to wait on this node for room, its record still {@code queued}.
+     * {@link #startPicked} moves it to {@code running} on this node with the CAS once it fits.
+     *
+     * @return the job to queue up; null if the lease was dropped (ended, or given back); {@link #HAND_OVER} in place if its
+     *         claim must wait for a manual retry's CAS (the wait sleeps: not on a goroutine)
      */
-    private void claim(JobLease lease) {
+    private static final Object HAND_OVER = new Object();
+
+    private Object queueUp(JobLease lease, boolean inPlace) {
         JobTicket t = lease.ticket();
         Local mine = held.get(t.jobId());
         if (mine != null && mine.ticket == t.number()) {
@@ -511,7 +740,7 @@ final class JobEngine {
             JobLease old = mine.lease;
             mine.lease = lease;
             old.abandon();
-            return;
+            return null;
         }
         Optional<Versioned<JobRecord>> cur;
         try {
@@ -520,7 +749,7 @@ final class JobEngine {
             cur = local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
-            return;
+            return null;
         }
         if (cur.isPresent() && orphanedRetry(cur.get().value(), t)) {
             // the runner of ticket n died between its CAS to queued(n + 1) and the publish of n + 1:
@@ -531,10 +760,13 @@ final class JobEngine {
                         .retry().backoffBefore(q.status().attempt() + 1))));
             } catch (BackendException e) {
                 release(lease);
-                return;
+                return null;
             }
             complete(lease);
-            return;
+            return null;
+        }
+        if (inPlace && cur.isPresent() && retryInFlight(cur.get().value(), t)) {
+            return HAND_OVER; // the wait below sleeps: not on a goroutine
         }
         long end = System.nanoTime() + RETRY_IN_FLIGHT.toNanos();
         while (cur.isPresent() && retryInFlight(cur.get().value(), t) && System.nanoTime() - end < 0) {
@@ -545,13 +777,13 @@ final class JobEngine {
                 cur = store.get(t.jobId());
             } catch (BackendException e) {
                 release(lease);
-                return;
+                return null;
             }
         }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
             parsed.remove(t.jobId());
             complete(lease);
-            return;
+            return null;
         }
         JobRecord r = cur.get().value();
         JobSpec spec;
@@ -565,17 +797,13 @@ final class JobEngine {
                     JobRecord.Counters.ZERO, null, new JobRecord.Failure(JobRecord.Failure.REFUSED, "", "node " + node.id()
                             + " cannot parse the job with its gosched.api.limits: " + unparsable.getMessage()))));
             complete(lease);
-            return;
+            return null;
         }
         // Embedded mode: the store charges the record's request already; this node adds only the run.
         Local l = new Local(t.jobId(), spec, r.spec(), t.number(), lease, local ? memory.admitRun(spec) : memory.admitClaimed(spec));
         l.read = cur.get();
         held.put(l.id, l);
-        synchronized (slots) {
-            running++;
-            waitingForRoom.addLast(l);
-        }
-        startWaiting();
+        return l;
     }
 
     /**
@@ -613,38 +841,72 @@ final class JobEngine {
      * Claim, second half: takes pulled jobs in pull order while their goroutine reservation and
      * memory fit, moves each to {@code running} on this node as its next attempt with a CAS, and
      * starts it. One whose record moved on meanwhile (cancelled, or taken by another node) is
-     * dropped, wherever it waits. Runs on the dispatcher only.
+     * dropped, wherever it waits. Runs on the dispatcher, and in place on a finishing attempt's
+     * goroutine ({@code inPlace}); each waiting job is taken by one of them.
+     *
+     * <p>In place, a job is started from the finishing goroutine with {@link io.gosched.runtime.Go#withLabels},
+     * which adds to that goroutine's labels and cannot take one away: a job without a template
+     * after one with a template would inherit the other's {@code template} label. Such a job, the
+     * head, is left to the dispatcher (a platform thread has no labels of its own).
+     *
+     * @return true if the head waits for the dispatcher to start it
      */
     private void startWaiting() {
         List<Local> start = new ArrayList<>();
         List<Local> dropped = new ArrayList<>();
-        synchronized (slots) {
-            for (java.util.Iterator<Local> it = waitingForRoom.iterator(); it.hasNext(); ) {
-                Local l = it.next();
-                if (l.stale) {
-                    it.remove();
-                    dropped.add(l);
-                }
+        try {
+            synchronized (slots) {
+                pick(Map.of(), start, dropped);
             }
-            Local l;
-            while ((l = waitingForRoom.peekFirst()) != null) {
-                long g = l.spec.workload().goroutines();
-                boolean alone = running - waitingForRoom.size() - dropped.size() == 0;
-                if (!alone && reserved + g > properties.admission().maxLiveGoroutines()) {
-                    break;
-                }
-                if (!memory.tryStart(l.charge)) {
-                    if (!alone) {
-                        break; // a finishing attempt frees memory and notifies; the dispatcher looks again shortly
-                    }
-                    memory.forceStart(l.charge);
-                }
-                waitingForRoom.pollFirst();
-                reserved += g;
-                l.reserving = true;
-                start.add(l);
+        } finally {
+            startPicked(start, dropped);
+        }
+    }
+
+    /**
+     * Under slots: takes the stale jobs out of {@link #waitingForRoom} into {@code dropped}, then
+     * the head while it fits into {@code start}, reserving its goroutines and memory.
+     *
+     * @param here the labels of the calling goroutine (none on a platform thread)
+     * @return true if the head waits for the dispatcher to start it (its labels do not fit here)
+     */
+    private boolean pick(Map<String, String> here, List<Local> start, List<Local> dropped) {
+        if (waitingForRoom.isEmpty()) {
+            return false;
+        }
+        for (java.util.Iterator<Local> it = waitingForRoom.iterator(); it.hasNext(); ) {
+            Local l = it.next();
+            if (l.stale) {
+                it.remove();
+                dropped.add(l);
             }
         }
+        Local l;
+        while ((l = waitingForRoom.peekFirst()) != null) {
+            if (!here.isEmpty() && !l.labels.keySet().containsAll(here.keySet())) {
+                return true;
+            }
+            long g = l.spec.workload().goroutines();
+            boolean alone = running - waitingForRoom.size() - dropped.size() == 0;
+            if (!alone && reserved + g > properties.admission().maxLiveGoroutines()) {
+                break;
+            }
+            if (!memory.tryStart(l.charge)) {
+                if (!alone) {
+                    break; // a finishing attempt frees memory and retries; the dispatcher looks again shortly
+                }
+                memory.forceStart(l.charge);
+            }
+            waitingForRoom.pollFirst();
+            reserved += g;
+            l.reserving = true;
+            start.add(l);
+        }
+        return false;
+    }
+
+    /** Outside slots: drops what {@link #pick} found stale, claims (the CAS) and starts what it picked. */
+    private void startPicked(List<Local> start, List<Local> dropped) {
         for (Local l : dropped) {
             drop(l);
         }
@@ -658,8 +920,7 @@ final class JobEngine {
                 // main goroutine inherits them from this thread at its go call rather than setting them
                 // itself, so that it keeps them for its whole life: the uncaught-exception policy runs after
                 // the goroutine's body unwound and finds the job by them (goroutineFailed).
-                io.gosched.runtime.Go.withLabels(l.spec.template() == null ? java.util.Map.of("job", l.id)
-                        : java.util.Map.of("job", l.id, "template", l.spec.template()), () -> runtime.go(() -> run(l)));
+                io.gosched.runtime.Go.withLabels(l.labels, () -> runtime.go(() -> run(l)));
             } catch (RuntimeException refused) { // the runtime is closing: hand the job back
                 l.abandoned = true;
                 memory.finish(l.charge, null, null);
@@ -804,7 +1065,7 @@ final class JobEngine {
         } finally {
             memory.finish(l.charge, null, null);
             memory.evict(l.charge); // the finished record lives in the store, not on this node
-            endLocal(l);
+            ended(l); // every way out: the slot is refilled, or the dispatcher told
         }
     }
 
@@ -925,13 +1186,18 @@ final class JobEngine {
     private void endLocal(Local l) {
         held.remove(l.id, l);
         synchronized (slots) {
-            running--;
-            waitingForRoom.remove(l);
-            if (l.reserving) {
-                l.reserving = false;
-                reserved -= l.spec.workload().goroutines();
-            }
-            slots.notifyAll();
+            endLocked(l);
+        }
+    }
+
+    /** Under slots: {@code l} no longer holds its slot nor its goroutine reservation. */
+    private void endLocked(Local l) {
+        running--;
+        if (!l.reserving) {
+            waitingForRoom.remove(l); // only a job not started can wait there
+        } else {
+            l.reserving = false;
+            reserved -= l.spec.workload().goroutines();
         }
     }
 
@@ -1034,6 +1300,22 @@ final class JobEngine {
     int runningHere() {
         synchronized (slots) {
             return running - waitingForRoom.size();
+        }
+    }
+
+    /** What the slots hold now, and how the tickets came here: for tests and the benchmark's notes. */
+    record Dispatch(int running, long reserved, int pulled, int pullRoom, int waitingForRoom, int handedOver, long polledInPlace,
+            long pulledByDispatcher, long dispatcherWakeups) {
+        /** Leases taken and not yet queued up or dropped: {@code pulled} less the room of a pull still waiting for tickets. */
+        int inFlight() {
+            return pulled - pullRoom;
+        }
+    }
+
+    Dispatch dispatch() {
+        synchronized (slots) {
+            return new Dispatch(running, reserved, pulled, pullRoom, waitingForRoom.size(), handedOver.size(), polledInPlace.sum(),
+                    pulledByDispatcher.sum(), dispatcherWakeups.sum());
         }
     }
 
@@ -1289,9 +1571,14 @@ final class JobEngine {
         shuttingDown = true;
         dispatcher.interrupt();
         List<Local> unstarted;
+        List<JobLease> unclaimed;
         synchronized (slots) {
             unstarted = new ArrayList<>(waitingForRoom);
+            unclaimed = new ArrayList<>(handedOver);
+            handedOver.clear();
+            pulled -= unclaimed.size();
         }
+        unclaimed.forEach(this::release);
         for (Local l : unstarted) { // pulled, never claimed: straight back to the queue
             l.abandoned = true;
             memory.abandonClaimed(l.charge);

@@ -241,4 +241,9 @@ public final class JobService {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
     }
+
+    /** The engine, for the tests of its dispatch in this package. */
+    JobEngine engine() {
+        return engine;
+    }
 }

@@ -81,6 +81,14 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.a
 
 
 
+    /** A pull is a round trip to NATS: the engine must never make one from a goroutine, so it refills no slot in place here. */
+    @Test
+    void theQueueOffersNoPollWithoutBlocking() throws Exception {
+        NatsJobQueue a = queue("a");
+        assertThat(a.pollsWithoutBlocking()).isFalse();
+        assertThatThrownBy(() -> a.poll(1)).isInstanceOf(UnsupportedOperationException.class);
+    }
+
     @Test
     void aLeaseNotRenewedLapsesAfterTheAckWaitAndTheTicketGoesToAnotherNode() throws Exception {
         SimpleMeterRegistry bMeters = new SimpleMeterRegistry();

@@ -139,20 +139,7 @@ public final class InMemoryJobQueue implements JobQueue {
             List<JobLease> got = new ArrayList<>();
             lock.lockInterruptibly();
             try {
-                promote(lost);
-                for (int level = JobSpec.MAX_PRIORITY; level >= 0 && got.size() < room; ) {
-                    Entry e = levels[level].pollFirst();
-                    if (e == null) {
-                        level--;
-                        continue;
-                    }
-                    e.waiting = false;
-                    waiting--;
-                    e.deliveries++;
-                    Lease l = new Lease(e, e.deliveries);
-                    e.lease = l;
-                    got.add(l);
-                }
+                take(room, got, lost);
                 if (got.isEmpty() && lost.isEmpty()) {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
@@ -174,6 +161,54 @@ public final class InMemoryJobQueue implements JobQueue {
             if (!got.isEmpty()) {
                 return got;
             }
+        }
+    }
+
+    /** This process's memory, one lock held for a few pointer moves: never blocks. */
+    @Override
+    public boolean pollsWithoutBlocking() {
+        return true;
+    }
+
+    /**
+     * {@link #pull} without the wait: the ready tickets there are now, up to {@code room}. A spent
+     * ticket that fell due meanwhile goes to the lost handler on this thread, as in a pull; the
+     * engine's handler writes to the in-memory store only.
+     */
+    @Override
+    public List<JobLease> poll(int room) {
+        if (room <= 0) {
+            return List.of();
+        }
+        List<Entry> lost = new ArrayList<>(0);
+        List<JobLease> got = new ArrayList<>(Math.min(room, 8));
+        lock.lock();
+        try {
+            take(room, got, lost);
+        } finally {
+            lock.unlock();
+        }
+        for (Entry e : lost) {
+            handOver(e);
+        }
+        return got;
+    }
+
+    /** Leases the ready tickets in order, up to {@code room}, after promoting the delayed ones that fell due. Lock held. */
+    private void take(int room, List<JobLease> got, List<Entry> lost) {
+        promote(lost);
+        for (int level = JobSpec.MAX_PRIORITY; level >= 0 && got.size() < room; ) {
+            Entry e = levels[level].pollFirst();
+            if (e == null) {
+                level--;
+                continue;
+            }
+            e.waiting = false;
+            waiting--;
+            e.deliveries++;
+            Lease l = new Lease(e, e.deliveries);
+            e.lease = l;
+            got.add(l);
         }
     }
 

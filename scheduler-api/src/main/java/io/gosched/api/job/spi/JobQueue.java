@@ -21,6 +21,7 @@ import java.util.List;
  * the queue, within the queue's duplicate window.
  *
  * <p>Thread-safe. {@link #pull} may block; never call it from a Reactor thread or a goroutine.
+ * {@link #poll} never blocks, where the queue offers it ({@link #pollsWithoutBlocking}).
  */
 public interface JobQueue {
 
@@ -42,6 +43,29 @@ public interface JobQueue {
      * @param room how many more jobs the caller's admission can start now; 0 returns at once
      */
     List<JobLease> pull(int room, Duration maxWait) throws InterruptedException;
+
+    /**
+     * True if {@link #poll} answers without blocking: under this process's short locks only, no
+     * network, no waiting. Such a queue can be polled by the runner on the thread that just freed
+     * a running slot, a goroutine included, so that the next job starts without a hand-off to
+     * the thread that pulls. A queue across the network answers false (the default): its runner
+     * pulls from a platform thread only.
+     */
+    default boolean pollsWithoutBlocking() {
+        return false;
+    }
+
+    /**
+     * Takes at most {@code room} tickets that may run now, in the order of {@link #pull}, without
+     * waiting for any: an empty list when none is ready. Only where {@link #pollsWithoutBlocking}
+     * is true; pulls and polls of one node may interleave, each ticket is handed to one of them.
+     *
+     * @param room how many more jobs the caller's admission can start now; 0 returns at once
+     * @throws UnsupportedOperationException where {@link #pollsWithoutBlocking} is false
+     */
+    default List<JobLease> poll(int room) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot be polled without blocking; use pull");
+    }
 
     /**
      * Removes a ticket that waits (not one held under a lease) so it no longer takes queue
