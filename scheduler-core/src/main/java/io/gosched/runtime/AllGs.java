@@ -46,7 +46,7 @@ final class AllGs {
         long parentGoid;
         Map<String, String> labels = Map.of();
         StackTraceElement createdAt;
-        /** The wait reason of the last park (WaitReason code), written at every park. */
+        /** The wait reason of the last park (WaitReason code), written when a park's reason changes (G.setWaitreason). */
         byte waitreason;
         /** Neighbours in the list of all Refs; both null once unlinked (or never linked). Guarded by AllGs.lock. */
         private Ref prev, next;

@@ -89,7 +89,11 @@ final class G implements Runnable {
      */
     ParkCommit parkCommit;
     Object parkArg;
-    /** WaitReason ordinal + 1 while parked with a reason, else 0. */
+    /**
+     * WaitReason ordinal + 1 of the last park with a reason (read only while the G is waiting), 0
+     * before its first. Invariant: when not 0, {@code ref.waitreason} holds the same code, so a
+     * park with the reason of the one before writes neither (see {@link #setWaitreason}).
+     */
     byte waitreason;
 
     /**
@@ -284,6 +288,16 @@ final class G implements Runnable {
     }
 
     /** Why this G waits, or null. */
+    /**
+     * A park's reason that differs from the last one's: into the G and into its AllGs.Ref, for a
+     * leak report if nothing reachable ever wakes the G. Only on a change: the Ref is another object,
+     * and in a long chain of parked goroutines another cache miss per park. Executed only by this G.
+     */
+    void setWaitreason(byte code) {
+        waitreason = code;
+        ref.waitreason = code;
+    }
+
     WaitReason waitreason() {
         return WaitReason.of(waitreason);
     }

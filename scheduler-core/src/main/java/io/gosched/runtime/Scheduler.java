@@ -196,8 +196,9 @@ final class Scheduler {
             throw notInSyscall(gp, reason);
         }
         byte code = reason.code();
-        gp.waitreason = code;
-        gp.ref.waitreason = code; // for a leak report, if nothing reachable ever wakes gp
+        if (gp.waitreason != code) {
+            gp.setWaitreason(code);
+        }
         gp.waitSince = gp.sched.coarseNanotime;
         gp.parkCommit = commit;
         if (arg != null) {
@@ -299,8 +300,9 @@ final class Scheduler {
     static boolean goparkUnlocked(G gp, WaitReason reason) {
         assert gp.status() != G.SYSCALL : "goparkUnlocked inside a syscall";
         byte code = reason.code();
-        gp.waitreason = code;
-        gp.ref.waitreason = code; // for a leak report, if nothing reachable ever wakes gp
+        if (gp.waitreason != code) {
+            gp.setWaitreason(code);
+        }
         gp.waitSince = gp.sched.coarseNanotime;
         gp.op = G.OP_PARK;
         if (!yieldToScheduler(gp)) {
