@@ -282,23 +282,15 @@ public final class Chan<T> implements Iterable<T> {
         }
 
         lock();
-        if (closed != 0) {
+        Object sent = offerLocked(ep);
+        if (sent != null) {
             unlock();
-            throw new ChanClosedException("send on closed channel");
-        }
-        Sudog sg = recvq.dequeue();
-        if (sg != null) {
-            // Found a waiting receiver: hand the value straight to it, bypassing the buffer (which
-            // is empty, or the receiver would not wait).
-            sg.elem = ep;
-            sg.success = true;
-            unlock();
-            sg.ready(Scheduler.mFor(gp));
-            return true;
-        }
-        if (qcount < dataqsiz) {
-            bufferPut(ep);
-            unlock();
+            if (sent == SEND_CLOSED) {
+                throw new ChanClosedException("send on closed channel");
+            }
+            if (sent != BUFFERED) {
+                ((Sudog) sent).ready(Scheduler.mFor(gp));
+            }
             return true;
         }
         if (!block) {
@@ -349,18 +341,11 @@ public final class Chan<T> implements Iterable<T> {
      */
     void timerSend(Object ep) {
         lock();
-        Sudog sg = recvq.dequeue();
-        if (sg != null) {
-            sg.elem = ep;
-            sg.success = true;
-            unlock();
-            sg.ready(Scheduler.mFor(Scheduler.getg()));
-            return;
-        }
-        if (qcount < dataqsiz) {
-            bufferPut(ep);
-        }
+        Object sent = offerLocked(ep); // never SEND_CLOSED: a timer channel cannot be closed
         unlock();
+        if (sent instanceof Sudog sg) {
+            sg.ready(Scheduler.mFor(Scheduler.getg()));
+        }
     }
 
     /**
@@ -426,6 +411,77 @@ public final class Chan<T> implements Iterable<T> {
         }
         sg.elem = null;
         sg.success = true;
+        return v;
+    }
+
+    /*
+     * The two halves every operation shares. Go's chansend, chanrecv and selectgo each hand a value
+     * to a waiting peer through send() and recv(); here offerLocked and takeLocked are those
+     * helpers widened to the whole of an operation that does not wait (closed, a waiting peer, the
+     * buffer, in Go's order), so that the blocking operations, the async ones, select's first pass
+     * and the timer's send cannot drift apart. They stop short of unlocking and readying: a select
+     * unlocks all its channels, a platform thread readies without an M, so the caller does both.
+     */
+
+    /** {@link #offerLocked}: the value went into the buffer, nobody to ready. */
+    static final Object BUFFERED = new Object();
+    /** {@link #offerLocked}: the channel is closed; the caller unlocks, then fails the send. */
+    static final Object SEND_CLOSED = new Object();
+
+    /**
+     * lock must be held. A send that does not wait: on a closed channel it fails; a waiting
+     * receiver gets the value straight into its sudog, bypassing the buffer (which is empty, or the
+     * receiver would not wait); else the buffer takes it if it has room. Returns the receiver's
+     * sudog (the caller unlocks, then readies it), {@link #BUFFERED}, {@link #SEND_CLOSED}, or null
+     * when the send would have to wait.
+     * Go: runtime/chan.go chansend (its non-blocking part) and send
+     */
+    Object offerLocked(Object ep) {
+        assert lockHeld();
+        if (closed != 0) {
+            return SEND_CLOSED;
+        }
+        Sudog sg = recvq.dequeue();
+        if (sg != null) {
+            sg.elem = ep;
+            sg.success = true;
+            return sg;
+        }
+        if (qcount < dataqsiz) {
+            bufferPut(ep);
+            return BUFFERED;
+        }
+        return null;
+    }
+
+    /**
+     * lock must be held. A receive that does not wait: from a waiting sender (see
+     * {@link #recvFromSender}), else from the buffer, else {@link #CLOSED_EMPTY} once the channel
+     * is closed and drained. Returns the sender's sudog with the received value in its elem (the
+     * caller takes the value out before it unlocks, then readies the sender), the value, {@link
+     * #CLOSED_EMPTY}, or {@link #WOULD_BLOCK} when the receive would have to wait. A closed channel
+     * has no waiting senders (close woke them all), so the sender comes first as in Go's selectgo.
+     * A value is never mistaken for the sudog: channels carry user values, and Sudog is the
+     * runtime's own package-private class.
+     * Go: runtime/chan.go chanrecv (its non-blocking part) and recv
+     */
+    Object takeLocked() {
+        assert lockHeld();
+        Sudog sg = sendq.dequeue();
+        if (sg != null) {
+            sg.elem = recvFromSender(sg);
+            return sg;
+        }
+        if (qcount > 0) {
+            return bufferTake();
+        }
+        return closed != 0 ? CLOSED_EMPTY : WOULD_BLOCK;
+    }
+
+    /** The value of a {@link #takeLocked} that took from sender sg; lock must still be held. */
+    static Object takenFrom(Sudog sg) {
+        Object v = sg.elem;
+        sg.elem = null;
         return v;
     }
 
@@ -519,27 +575,16 @@ public final class Chan<T> implements Iterable<T> {
         }
 
         lock();
-        if (closed != 0) {
-            if (qcount == 0) {
-                unlock();
-                return CLOSED_EMPTY;
-            }
-            // Closed with buffered values: fall through and drain them.
-        } else {
-            Sudog sg = sendq.dequeue();
-            if (sg != null) {
-                // A sender waits: unbuffered, take its value directly; buffered (full), take the head
-                // and move the sender's value to the tail.
-                Object v = recvFromSender(sg);
+        Object got = takeLocked();
+        if (got != WOULD_BLOCK) {
+            if (got instanceof Sudog sg) {
+                Object v = takenFrom(sg);
                 unlock();
                 sg.ready(Scheduler.mFor(gp));
                 return v;
             }
-        }
-        if (qcount > 0) {
-            Object v = bufferTake();
             unlock();
-            return v;
+            return got; // a buffered value, or CLOSED_EMPTY
         }
         if (!block) {
             unlock();
@@ -718,21 +763,15 @@ public final class Chan<T> implements Iterable<T> {
             checkBubble(Scheduler.getg(), "send on");
         }
         lock();
-        if (closed != 0) {
+        Object sent = offerLocked(value);
+        if (sent != null) {
             unlock();
-            return CompletableFuture.failedFuture(new ChanClosedException("send on closed channel"));
-        }
-        Sudog sg = recvq.dequeue();
-        if (sg != null) {
-            sg.elem = value;
-            sg.success = true;
-            unlock();
-            sg.ready();
-            return CompletableFuture.completedFuture(null);
-        }
-        if (qcount < dataqsiz) {
-            bufferPut(value);
-            unlock();
+            if (sent == SEND_CLOSED) {
+                return CompletableFuture.failedFuture(new ChanClosedException("send on closed channel"));
+            }
+            if (sent != BUFFERED) {
+                ((Sudog) sent).ready();
+            }
             return CompletableFuture.completedFuture(null);
         }
         AsyncOp<Void> f = new AsyncOp<>(this, true);
@@ -756,23 +795,16 @@ public final class Chan<T> implements Iterable<T> {
             timer.maybeRunChan();
         }
         lock();
-        if (closed != 0 && qcount == 0) {
-            unlock();
-            return CompletableFuture.completedFuture(Received.closed());
-        }
-        if (closed == 0) {
-            Sudog sg = sendq.dequeue();
-            if (sg != null) {
-                Object v = recvFromSender(sg);
+        Object got = takeLocked();
+        if (got != WOULD_BLOCK) {
+            if (got instanceof Sudog sg) {
+                Object v = takenFrom(sg);
                 unlock();
                 sg.ready();
                 return CompletableFuture.completedFuture(new Received<>((T) v, true));
             }
-        }
-        if (qcount > 0) {
-            Object v = bufferTake();
             unlock();
-            return CompletableFuture.completedFuture(new Received<>((T) v, true));
+            return CompletableFuture.completedFuture(got == CLOSED_EMPTY ? Received.closed() : new Received<>((T) got, true));
         }
         AsyncOp<Received<T>> f = new AsyncOp<>(this, false);
         recvq.enqueue(f.sg);

@@ -159,39 +159,29 @@ public final class Select {
             SelectCase cas = cases[casi];
             Chan<?> c = cas.c;
             if (cas.isSend) {
-                if (c.closed != 0) {
+                Object sent = c.offerLocked(cas.elem);
+                if (sent != null) {
                     selunlock(cases, lockorder, norder);
-                    throw new ChanClosedException("send on closed channel");
-                }
-                Sudog sg = c.recvq.dequeue();
-                if (sg != null) { // can send to a waiting receiver
-                    sg.elem = cas.elem;
-                    sg.success = true;
-                    selunlock(cases, lockorder, norder);
-                    sg.ready(Scheduler.mFor(gp));
-                    return sent(casi);
-                }
-                if (c.qcount < c.dataqsiz) { // can send to the buffer
-                    c.bufferPut(cas.elem);
-                    selunlock(cases, lockorder, norder);
+                    if (sent == Chan.SEND_CLOSED) {
+                        throw new ChanClosedException("send on closed channel");
+                    }
+                    if (sent != Chan.BUFFERED) { // handed to a waiting receiver
+                        ((Sudog) sent).ready(Scheduler.mFor(gp));
+                    }
                     return sent(casi);
                 }
             } else {
-                Sudog sg = c.sendq.dequeue();
-                if (sg != null) { // can receive from a waiting sender
-                    Object v = c.recvFromSender(sg);
+                Object got = c.takeLocked();
+                if (got != Chan.WOULD_BLOCK) {
+                    if (got instanceof Sudog sg) { // from a waiting sender
+                        Object v = Chan.takenFrom(sg);
+                        selunlock(cases, lockorder, norder);
+                        sg.ready(Scheduler.mFor(gp));
+                        return new Selected(casi, v, true);
+                    }
                     selunlock(cases, lockorder, norder);
-                    sg.ready(Scheduler.mFor(gp));
-                    return new Selected(casi, v, true);
-                }
-                if (c.qcount > 0) { // can receive from the buffer
-                    Object v = c.bufferTake();
-                    selunlock(cases, lockorder, norder);
-                    return new Selected(casi, v, true);
-                }
-                if (c.closed != 0) { // read at end of closed channel
-                    selunlock(cases, lockorder, norder);
-                    return new Selected(casi, null, false);
+                    return got == Chan.CLOSED_EMPTY ? new Selected(casi, null, false) // read at end of closed channel
+                            : new Selected(casi, got, true);
                 }
             }
         }
