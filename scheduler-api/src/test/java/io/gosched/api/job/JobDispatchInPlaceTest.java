@@ -1,5 +1,6 @@
 package io.gosched.api.job;
 
+import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -63,16 +64,7 @@ class JobDispatchInPlaceTest {
     }
 
     JobView await(String id, JobState state) {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        JobView v;
-        do {
-            v = jobs.get(id);
-            if (v.state() == state) {
-                return v;
-            }
-            Thread.onSpinWait();
-        } while (System.nanoTime() < end);
-        throw new AssertionError("never reached " + state + ": " + v);
+        return JobAwait.state(jobs, id, state, Duration.ofSeconds(30));
     }
 
     /**
@@ -80,16 +72,11 @@ class JobDispatchInPlaceTest {
      * before). The dispatcher's pull, waiting for the next submission, holds the free slots.
      */
     JobEngine.Dispatch settled() {
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        JobEngine.Dispatch d;
-        do {
-            d = jobs.engine().dispatch();
-            if (d.running() == 0 && d.inFlight() == 0) {
-                return d;
-            }
-            Thread.onSpinWait();
-        } while (System.nanoTime() < end);
-        return d;
+        Await.holdsWithin(Duration.ofSeconds(10), () -> {
+            JobEngine.Dispatch d = jobs.engine().dispatch();
+            return d.running() == 0 && d.inFlight() == 0;
+        });
+        return jobs.engine().dispatch(); // the caller's assertions name what did not settle
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "max-running-jobs {0}")
@@ -107,7 +94,7 @@ class JobDispatchInPlaceTest {
             while (!done.get()) {
                 JobEngine.Dispatch d = engine.dispatch();
                 mostHeld.accumulateAndGet(d.running() + d.pulled(), Math::max);
-                Thread.onSpinWait();
+                Thread.yield(); // sample often, but leave the CPU to the jobs when they need it
             }
         });
         ConcurrentLinkedQueue<String> ids = new ConcurrentLinkedQueue<>();

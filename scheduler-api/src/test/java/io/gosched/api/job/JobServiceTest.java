@@ -69,32 +69,12 @@ class JobServiceTest {
     }
 
     JobView await(String id, JobState state) {
-        long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        JobView v;
-        do {
-            v = jobs.get(id);
-            if (v.state() == state) {
-                return v;
-            }
-            Thread.onSpinWait();
-        } while (System.nanoTime() < end);
-        throw new AssertionError("never reached " + state + ": " + v);
+        return JobAwait.state(jobs, id, state, Duration.ofSeconds(20));
     }
 
-    /** Runs assertion until it passes, for at most 10 s; then its last failure is the test's. */
+    /** Runs assertion until it passes, for at most 10 s; then its last failure is the test's (as the cause). */
     static void eventually(Runnable assertion) {
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (true) {
-            try {
-                assertion.run();
-                return;
-            } catch (AssertionError notYet) {
-                if (System.nanoTime() > end) {
-                    throw notYet;
-                }
-                Thread.onSpinWait();
-            }
-        }
+        Await.untilPasses("the assertion", Duration.ofSeconds(10), assertion);
     }
 
     @Test
@@ -162,7 +142,7 @@ class JobServiceTest {
                 i++;
             } catch (ApiProblem overloaded) {
                 assertThat(overloaded.getStatusCode().value()).isEqualTo(429);
-                Thread.onSpinWait();
+                Thread.yield(); // a client retrying at once: let the running job get on
             }
             if ((i & 255) == 0) {
                 maxSeen = Math.max(maxSeen, jobs.size());
@@ -172,10 +152,8 @@ class JobServiceTest {
         // runningJobs() (the live gauge) drops before a job's final state is visible, and the job is
         // retired (and the oldest one evicted) just after: wait for that last retirement too. A
         // store that stays above the bound still fails below, after the deadline.
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while ((jobs.runningJobs() > 0 || jobs.waitingJobs() > 0 || jobs.size() > 200) && System.nanoTime() < end) {
-            Thread.onSpinWait();
-        }
+        Await.holdsWithin(Duration.ofSeconds(30),
+                () -> jobs.runningJobs() == 0 && jobs.waitingJobs() == 0 && jobs.size() <= 200);
         assertThat(jobs.size()).as("finished jobs kept").isLessThanOrEqualTo(200);
         assertThat(jobs.idempotencyKeys()).as("keys die with their jobs").isLessThanOrEqualTo(200);
         // Every job's charge moved with it: nothing is left queued or running, and what the
@@ -454,10 +432,7 @@ class JobServiceTest {
         clock.advance(Duration.ofMillis(1500));
         // Each starts (alone, when nothing runs and there is no room) and succeeds; the finished
         // ones are then evicted under pressure by the next ones' runs, so count them by the meter.
-        long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while ((jobs.waitingJobs() > 0 || jobs.runningJobs() > 0) && System.nanoTime() < end) {
-            Thread.onSpinWait();
-        }
+        Await.holdsWithin(Duration.ofSeconds(60), () -> jobs.waitingJobs() == 0 && jobs.runningJobs() == 0);
         assertThat(registry.get("gosched.jobs.finished").tag("state", "succeeded").counter().count()).isEqualTo(ids.size());
         assertThat(budget.memory().held(Retained.RUNNING_JOBS)).isZero();
         assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
@@ -470,10 +445,7 @@ class JobServiceTest {
         String one = "v".repeat(1000);
         String id = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'narrow','value':'" + one + "','times':200}]}}"), null)
                 .job().id();
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (channels.view(channels.get("narrow")).len() < 55 && System.nanoTime() < end) {
-            Thread.onSpinWait();
-        }
+        Await.holdsWithin(Duration.ofSeconds(10), () -> channels.view(channels.get("narrow")).len() >= 55);
         JobView v = jobs.get(id);
         assertThat(v.state()).as("blocked on the share, not failed").isEqualTo(JobState.RUNNING);
         int len = channels.view(channels.get("narrow")).len();
@@ -487,9 +459,7 @@ class JobServiceTest {
         // A job cancelled while it waits for room gives back what it charged.
         String stuck = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'narrow','value':'" + one + "','times':200}]}}"), null)
                 .job().id();
-        while (channels.view(channels.get("narrow")).len() < 55) {
-            Thread.onSpinWait();
-        }
+        Await.until("55 values buffered on narrow", () -> channels.view(channels.get("narrow")).len() >= 55);
         jobs.cancel(stuck);
         await(stuck, JobState.CANCELLED);
         long buffered = channels.view(channels.get("narrow")).len();
@@ -499,9 +469,7 @@ class JobServiceTest {
         channels.create("tight", 5);
         String full = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'tight','value':'" + one + "','times':10}]}}"), null)
                 .job().id();
-        while (channels.view(channels.get("tight")).waitingSenders() < 1) {
-            Thread.onSpinWait();
-        }
+        Await.until("a sender waiting on tight", () -> channels.view(channels.get("tight")).waitingSenders() >= 1);
         jobs.cancel(full);
         await(full, JobState.CANCELLED);
         assertThat(channels.get("tight").share().used()).as("the withdrawn send gave its bytes back")

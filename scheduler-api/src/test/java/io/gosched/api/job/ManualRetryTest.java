@@ -40,16 +40,8 @@ class ManualRetryTest {
     }
 
     JobView await(String id, JobState state, int attempt) {
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        JobView v;
-        do {
-            v = jobs.get(id);
-            if (v.state() == state && v.attempt() == attempt) {
-                return v;
-            }
-            Thread.onSpinWait();
-        } while (System.nanoTime() < end);
-        throw new AssertionError("never " + state + " in attempt " + attempt + ": " + v);
+        return JobAwait.view(jobs, id, "in state " + state + " in attempt " + attempt, Duration.ofSeconds(10),
+                v -> v.state() == state && v.attempt() == attempt);
     }
 
     @Test
