@@ -225,17 +225,22 @@ final class G implements Runnable {
         }
     }
 
-    /** casgstatus when the CAS failed: waits out a snapshot reading the stack (SCAN), else fails. */
+    /**
+     * casgstatus when the CAS failed: waits out a snapshot reading the stack (SCAN), else fails.
+     * Only a status that is neither from nor from|SCAN is a failure: a snapshot may set and clear
+     * SCAN any number of times between this loop's read and its CAS (a dump in a loop does), so a
+     * failed CAS, or a read that finds from again, just means look once more.
+     */
     private void casgstatusSlow(int from, int to) {
         for (;;) {
             int s = status;
             if (s == (from | SCAN)) {
                 Thread.onSpinWait(); // a snapshot walks the frames for a few microseconds
+            } else if (s != from) {
+                throw new IllegalStateException("casgstatus: goroutine " + goid + " is "
+                        + statusName(s) + ", expected " + statusName(from) + " -> " + statusName(to));
             } else if (STATUS.compareAndSet(this, from, to)) {
                 return;
-            } else if (status != (from | SCAN)) {
-                throw new IllegalStateException("casgstatus: goroutine " + goid + " is "
-                        + statusName(status) + ", expected " + statusName(from) + " -> " + statusName(to));
             }
         }
     }
