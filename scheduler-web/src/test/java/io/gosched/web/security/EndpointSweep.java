@@ -227,11 +227,31 @@ final class EndpointSweep {
             r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
         } catch (HttpTimeoutException e) {
             throw new HttpTimeoutException("no answer in " + timeout.toSeconds() + " s to " + method + " " + rawPath
-                    + (authorization == null ? " without credentials" : " with " + authorization.substring(0, Math.min(40, authorization.length())) + "..."));
+                    + (authorization == null ? " without credentials" : " with " + authorization.substring(0, Math.min(40, authorization.length())) + "...")
+                    + "\n" + serverThreads());
         }
         Map<String, String> headers = new LinkedHashMap<>();
         r.headers().map().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), String.join(", ", v)));
         return new Response(r.statusCode(), headers, readBounded(r.body(), bodyTimeout));
+    }
+
+    /**
+     * The server runs in this JVM: when it does not answer, the stacks of its event loops (shared by
+     * every server of the JVM, so a loop stuck in an earlier test hangs this one) and of every
+     * thread busy in the service's code say where it hangs.
+     */
+    static String serverThreads() {
+        StringBuilder sb = new StringBuilder("server threads:");
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            boolean ours = java.util.Arrays.stream(stack).anyMatch(f -> f.getClassName().startsWith("io.gosched"));
+            if (t.getName().startsWith("reactor-http") || (ours && t.getState() == Thread.State.RUNNABLE)) {
+                sb.append("\n\"").append(t.getName()).append("\" ").append(t.getState());
+                for (int i = 0; i < Math.min(stack.length, 30); i++) {
+                    sb.append("\n    at ").append(stack[i]);
+                }
+            }
+        });
+        return sb.toString();
     }
 
     /**
