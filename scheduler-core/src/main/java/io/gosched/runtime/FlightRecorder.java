@@ -11,9 +11,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * An always-on trace that keeps the last {@link #window()} of scheduler events (Go 1.25's
- * runtime/trace.FlightRecorder). Start one with {@link Trace#flightRecorder(Duration)}; {@link
+ * runtime/trace.FlightRecorder) of one runtime. Start one with
+ * {@code runtime.trace().flightRecorder(window)} ({@link Trace#flightRecorder(Duration)}); {@link
  * #snapshot()} returns the events of the last window, at any time and as often as wanted, while
- * recording goes on. At most one flight recorder is active in a JVM; it runs alongside a
+ * recording goes on. At most one flight recorder is active per runtime; it runs alongside a
  * {@link Trace#start} recording.
  *
  * <p>Layout: each P writes its own buffer (single writer: the M holding the P), a list of chunks
@@ -53,6 +54,7 @@ public final class FlightRecorder implements AutoCloseable {
     /** A clock-only event: an anchor for placing untimed events, never exported. */
     static final int K_CLOCK = 63;
 
+    private final Trace owner;
     private final long windowNanos;
     private final int maxChunks;
     final long startNanos = System.nanoTime();
@@ -60,7 +62,8 @@ public final class FlightRecorder implements AutoCloseable {
     private final Buffer shared;
     private volatile boolean closed;
 
-    FlightRecorder(Duration window, int maxEventsPerP) {
+    FlightRecorder(Trace owner, Duration window, int maxEventsPerP) {
+        this.owner = owner;
         this.windowNanos = window.toNanos();
         this.maxChunks = Math.max(1, (maxEventsPerP + CHUNK_EVENTS - 1) / CHUNK_EVENTS);
         this.shared = new Buffer(this, -1);
@@ -86,7 +89,7 @@ public final class FlightRecorder implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            Trace.flightStopped(this);
+            owner.flightStopped(this);
         }
     }
 

@@ -256,8 +256,9 @@ public final class Go {
         if (gp != null) {
             gp.labels = labels;
             gp.ref.labels = labels;
-            if (Trace.on && !labels.isEmpty()) {
-                Trace.recordLabels(gp.goid, labels);
+            Trace trace = gp.sched.trace;
+            if (trace.on && !labels.isEmpty()) {
+                trace.recordLabels(gp.goid, labels);
             }
         } else if (labels.isEmpty()) {
             THREAD_LABELS.remove();

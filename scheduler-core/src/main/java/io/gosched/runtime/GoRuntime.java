@@ -296,6 +296,16 @@ public final class GoRuntime implements AutoCloseable {
         return Stats.snapshot(sched);
     }
 
+    /**
+     * This runtime's event trace: {@code trace().start(n)} records its scheduler events,
+     * {@code trace().flightRecorder(window)} keeps the last window of them. Another runtime in the
+     * same JVM has its own, and neither sees the other's events (Go has one runtime per process, so
+     * its runtime/trace is global).
+     */
+    public Trace trace() {
+        return sched.trace;
+    }
+
     // =============================================================================================
     // Goroutine snapshots, the traceback dump, leaks (Go: runtime.Stack(all), pprof goroutine
     // profile, Go 1.26 goroutineleak)

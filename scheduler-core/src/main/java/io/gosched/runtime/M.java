@@ -26,15 +26,6 @@ final class M extends Thread {
     volatile G curg;
     /** Link on the idle M list; sched.lock must be held. */
     M schedlink;
-    /** Set by findRunnable: the G it returns inherits the current time slice (came from runnext). */
-    boolean inheritTime;
-    // ---- stealWork's results and scratch (Go returns them as a tuple); written only by this M ----
-    boolean stealNewWork;
-    long stealPollUntil;
-    long stealNow;
-    /** A victim refilled its runnext while this M paused to steal it (see RunQueue.grab). */
-    boolean stealBackedOff;
-    boolean stealRanTimer;
     /**
      * While tracing: the clock reading taken when the last goroutine on this M stopped, reused as
      * the start time of the next one when findRunnable found it on the fast path (local or

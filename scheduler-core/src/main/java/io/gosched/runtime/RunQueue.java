@@ -73,13 +73,21 @@ final class RunQueue extends RunQueuePad2 {
     private final int mask;
     /** Scratch space for runqputslow: half the ring plus the new G. Owner only. */
     final G[] overflowBatch;
-    /** How many Gs the last {@link #steal} took, runnable one included. Owner only. */
-    int lastStealCount;
+
     /**
-     * Whether the last {@link #steal} found the victim running through its runnext (see grab):
-     * the victim is busy, and the thief should stay around. Owner only.
+     * What {@link #steal} took: the G to run now and how many Gs it took in all (that one
+     * included). Made only when something was stolen; the two answers that took nothing are
+     * constants, so a thief that finds nothing allocates nothing.
      */
-    boolean lastStealBackedOff;
+    record Stolen(G gp, int count) {
+        /** Nothing to take. Both constants are told apart by identity. */
+        static final Stolen NOTHING = new Stolen(null, 0);
+        /**
+         * Nothing taken: the victim was running through its runnext (see grab), so it is busy,
+         * and the thief should stay around.
+         */
+        static final Stolen BACKED_OFF = new Stolen(null, 0);
+    }
     /** {@link #grab}'s answer when it left runnext to its owner. */
     static final int BACKED_OFF = -1;
     /** See the class comment: owner sets, anyone CASes to null. */
@@ -338,34 +346,33 @@ final class RunQueue extends RunQueuePad2 {
 
     /**
      * Steals half of victim's Gs into this queue. Returns one of them to run now (the last
-     * grabbed), publishing the others, or null.
+     * grabbed), publishing the others, with the count; or {@link Stolen#NOTHING} or
+     * {@link Stolen#BACKED_OFF}.
      * Executed only by the owner P (the thief).
+     * Go: runtime/proc.go runqsteal
      */
-    G steal(RunQueue victim, boolean stealRunNext, boolean victimRunning) {
+    Stolen steal(RunQueue victim, boolean stealRunNext, boolean victimRunning) {
         int t = lpTail();
         int h0 = lvHead();
         if (cleared != h0) {
             clearConsumed(h0); // before grab writes our slots
         }
         int n = victim.grab(ring, mask, t, stealRunNext, victimRunning);
-        lastStealBackedOff = n == BACKED_OFF;
         if (n <= 0) {
-            lastStealCount = 0;
-            return null;
+            return n == BACKED_OFF ? Stolen.BACKED_OFF : Stolen.NOTHING;
         }
-        lastStealCount = n;
+        Stolen stolen = new Stolen(ring[(t + n - 1) & mask], n);
         n--;
-        G gp = ring[(t + n) & mask];
         ring[(t + n) & mask] = null; // returned to run now, not published: its slot stays free
         if (n == 0) {
-            return gp;
+            return stolen;
         }
         int h = lvHead();
         if (t - h + n >= ring.length) {
             throw new IllegalStateException("runqsteal: runq overflow");
         }
         soTail(t + n); // store-release, makes the stolen Gs available for consumption
-        return gp;
+        return stolen;
     }
 
     /**

@@ -31,6 +31,8 @@ final class Sched {
     final SpareLending lending;
     /** The public face; set once by GoRuntime right after construction. */
     GoRuntime runtime;
+    /** This runtime's event recording (GoRuntime.trace()); every emission point reads trace.on. */
+    final Trace trace = new Trace();
     final ThreadGroup threadGroup;
     final String threadNamePrefix;
     /** For the uptime in stats: how long the runtime has been up in real time, not on nanoClock. */

@@ -104,9 +104,12 @@ final class Scheduler {
      * "JVM departure". "...Locked" means the caller holds the lock, and is asserted (see
      * Contracts); "Executed only by mp" or "owner P only" names the one thread that may call it.
      * Fields read racily say so next to the field. Comments say why and name the invariant; the
-     * names say what. Hot paths allocate nothing, and a check that would cost on them is an
-     * assert (the tests run with -ea) or one read of a flag (the final randomizeScheduler, the
-     * static Trace.on).
+     * names say what. Results come back as values (findRunnable's Found, stealWork's
+     * StealResult, runqsteal's Stolen), never through fields a reader must trace. Hot paths
+     * allocate nothing but Found, one small object per switch that went through findRunnable
+     * (measured: within the noise of a 1-P round trip, see Found); a check that would cost on
+     * them is an assert (the tests run with -ea) or one read of a flag (the final
+     * randomizeScheduler, the runtime's trace.on).
      */
 
     /** Local run queue capacity (Go: len(p.runq)). */
@@ -244,9 +247,9 @@ final class Scheduler {
             }
         }
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
-        if (Trace.on) {
+        if (gp.sched.trace.on) {
             G readier = mp != null ? mp.curg : null;
-            Trace.recordUntimed(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
+            gp.sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
         }
         if (readied) {
             return; // its own M runs it again (see parkM); nothing to queue, nobody to wake
@@ -448,8 +451,8 @@ final class Scheduler {
             }
             sched.spawnedOutside.incrementAndGet();
             trackRunnable(newg, ThreadLocalRandom.current().nextInt());
-            if (Trace.on) {
-                Trace.record(null, newg.goid, Trace.K_GO_CREATE, -1);
+            if (sched.trace.on) {
+                sched.trace.record(null, newg.goid, Trace.K_GO_CREATE, -1);
             }
             globrunqputTakingLock(newg);
             wakep();
@@ -463,8 +466,8 @@ final class Scheduler {
         }
         pp.count(P.C_SPAWNED);
         trackRunnable(newg, pp.cheaprand());
-        if (Trace.on) {
-            Trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, curg.goid);
+        if (sched.trace.on) {
+            sched.trace.recordUntimed(pp, newg.goid, Trace.K_GO_CREATE, curg.goid);
         }
         newg.chained = true;
         runqput(pp, newg, true);
@@ -502,8 +505,8 @@ final class Scheduler {
         r.parentGoid = creator != null ? creator.goid : 0;
         r.labels = labels;
         r.createdAt = Traceback.creationFrame(fn);
-        if (Trace.on && !labels.isEmpty()) {
-            Trace.recordLabels(newg.goid, labels);
+        if (newg.sched.trace.on && !labels.isEmpty()) {
+            newg.sched.trace.recordLabels(newg.goid, labels);
         }
     }
 
@@ -737,14 +740,15 @@ final class Scheduler {
                 stopm(mp);
                 continue;
             }
-            G gp = findRunnable(mp);
-            if (gp == null) {
+            Found found = findRunnable(mp);
+            if (found == null) {
                 return; // stopping
             }
             if (mp.spinning) {
                 resetspinning(mp);
             }
-            boolean inheritTime = mp.inheritTime;
+            G gp = found.gp();
+            boolean inheritTime = found.inheritTime();
             if (inheritTime && gp.chained && sliceExpired(mp.p)) {
                 // The chain of hand-offs used up its slice: preempt it here, its next G goes to
                 // the global queue's tail as a preempted one would (gopreempt_m), and the P
@@ -752,8 +756,8 @@ final class Scheduler {
                 P pp = mp.p;
                 pp.count(P.C_PREEMPTIONS);
                 trackRunnable(gp, pp.cheaprand());
-                if (Trace.on) {
-                    Trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
+                if (sched.trace.on) {
+                    sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
                 }
                 globrunqputTakingLock(gp);
                 wakep();
@@ -859,10 +863,10 @@ final class Scheduler {
             long d = System.nanoTime() - since;
             pp.recordLatency(LatencyBuckets.bucket(d), d);
         }
-        if (Trace.on) {
+        if (sched.trace.on) {
             long ts = mp.traceClock;
             mp.traceClock = 0;
-            Trace.recordAt(pp, ts != 0 ? ts : System.nanoTime(), gp.goid, Trace.K_GO_START, 0);
+            sched.trace.recordAt(pp, ts != 0 ? ts : System.nanoTime(), gp.goid, Trace.K_GO_START, 0);
         }
 
         gp.coroutine.run();
@@ -873,12 +877,12 @@ final class Scheduler {
             // on this M, its notesleep and its netpoll must not inherit it (see "Interrupts" in M).
             Thread.interrupted();
         }
-        if (Trace.on) {
-            mp.traceClock = Trace.switchClock(mp.p); // the end of this run; see M.traceClock
+        if (sched.trace.on) {
+            mp.traceClock = sched.trace.switchClock(mp.p); // the end of this run; see M.traceClock
         }
         if (gp.coroutine.isDone()) {
-            if (Trace.on) {
-                Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_END, 0);
+            if (sched.trace.on) {
+                sched.trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_END, 0);
             }
             if (gp.lockedm != null) {
                 exitWithLockedM(mp, gp);
@@ -889,11 +893,11 @@ final class Scheduler {
         }
         int op = gp.op;
         gp.op = G.OP_NONE;
-        if (Trace.on) {
+        if (sched.trace.on) {
             if (op == G.OP_GOSCHED) {
-                Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_SCHED, 0);
+                sched.trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_SCHED, 0);
             } else if (op == G.OP_PREEMPT) {
-                Trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_PREEMPT, 0);
+                sched.trace.recordAt(mp.p, mp.traceClock, gp.goid, Trace.K_GO_PREEMPT, 0);
             }
         }
         switch (op) {
@@ -933,8 +937,8 @@ final class Scheduler {
         if (gp.bubble != null) {
             gp.bubble.parked(gp); // after the commit: see "Counting" in Bubble
         }
-        if (Trace.on) {
-            Trace.recordAt(mp.p, mp.traceClock, goid, Trace.K_GO_PARK, reasonCode - 1); // the ordinal, -1 for none
+        if (sched.trace.on) {
+            sched.trace.recordAt(mp.p, mp.traceClock, goid, Trace.K_GO_PARK, reasonCode - 1); // the ordinal, -1 for none
         }
         return null;
     }
@@ -952,15 +956,39 @@ final class Scheduler {
     }
 
     /**
+     * What findRunnable found: the G to run, and whether it inherits the current time slice
+     * (it came from runnext, so execute does not start a new slice). Go returns
+     * {@code (gp, inheritTime, tryWakeP)}; tryWakeP is for GC workers and the trace reader,
+     * which this runtime does not have.
+     *
+     * <p>JVM departure: Java returns one value, so the pair is an object, made by every switch
+     * that goes through findRunnable. It lives a few hundred nanoseconds in the M's TLAB. Measured
+     * against the fields on M it replaced, in one run on a quiet machine (bench/results/NOTES.md):
+     * a 1-P Gosched round trip 358 ns against 356, ping-pong 481 against 483. The alternatives
+     * cost more: two constant pairs per G would add 32 bytes to every goroutine for good, and
+     * fields written here for the caller to read are what a reader of proc.go cannot follow.
+     */
+    record Found(G gp, boolean inheritTime) {
+
+        static Found fresh(G gp) {
+            return new Found(gp, false);
+        }
+
+        static Found inheriting(G gp) {
+            return new Found(gp, true);
+        }
+    }
+
+    /**
      * Finds a runnable G, in Go's order: this P's due timers, the global queue every 61st
      * tick, the local queue, the global queue, a non-blocking netpoll, stealing (with other
      * Ps' due timers on the last pass); then gives up the P, re-checks everything, and blocks
      * in netpoll until the earliest timer of all Ps (if it is the one poller) or parks.
-     * Returns null only when the runtime is stopping. Sets mp.inheritTime.
+     * Returns null only when the runtime is stopping.
      * Executed only by mp, holding a P.
      * Go: runtime/proc.go findRunnable
      */
-    private G findRunnable(M mp) {
+    private Found findRunnable(M mp) {
         top:
         for (;;) {
             if (sched.stopping) {
@@ -984,7 +1012,6 @@ final class Scheduler {
                 gcstopm(mp);
                 continue;
             }
-            mp.inheritTime = false;
 
             // This P's due timers first: the Gs they ready land in its runnext.
             long now = 0;
@@ -1005,18 +1032,17 @@ final class Scheduler {
                     sched.lock.unlock();
                 }
                 if (gp != null) {
-                    return gp;
+                    return Found.fresh(gp);
                 }
             }
 
             G gp = pp.runq.getNext();
             if (gp != null) {
-                mp.inheritTime = true;
-                return gp;
+                return Found.inheriting(gp);
             }
             gp = pp.runq.getRing();
             if (gp != null) {
-                return gp;
+                return Found.fresh(gp);
             }
 
             if (!sched.runq.isEmpty()) {
@@ -1027,12 +1053,12 @@ final class Scheduler {
                     sched.lock.unlock();
                 }
                 if (gp != null) {
-                    return gp;
+                    return Found.fresh(gp);
                 }
             }
 
-            if (Trace.on) {
-                Trace.anchor(mp.p, mp.traceClock);
+            if (sched.trace.on) {
+                sched.trace.anchor(mp.p, mp.traceClock);
             }
             mp.traceClock = 0; // past the fast path: the next GoStart reads the clock itself
 
@@ -1052,24 +1078,26 @@ final class Scheduler {
                     gp.schedlink = null;
                     pp.count(P.C_NETPOLL_READY, 1 + injectglist(list));
                     gp.casgstatus(G.WAITING, G.RUNNABLE);
-                    return gp;
+                    return Found.fresh(gp);
                 }
             }
 
             // Spinning Ms are limited to half the busy Ps: beyond that they burn CPU for nothing.
+            boolean victimBusy = false;
             int procs = sched.gomaxprocs + sched.spares.length;
             if (mp.spinning || 2 * sched.nmspinning.get() < procs - sched.npidle.get()) {
                 if (!mp.spinning) {
                     becomeSpinning(mp);
                 }
-                gp = stealWork(mp, pp, now);
-                if (gp != null) {
-                    return gp;
+                StealResult stolen = stealWork(pp, now);
+                if (stolen.found() != null) {
+                    return stolen.found();
                 }
-                if (mp.stealNewWork) {
+                if (stolen.newWork()) {
                     continue; // a timer ran (it may have readied a G somewhere) or the world stops
                 }
-                long w = mp.stealPollUntil;
+                victimBusy = stolen.victimBusy();
+                long w = stolen.pollUntil();
                 if (w != 0 && (pollUntil == 0 || w < pollUntil)) {
                     pollUntil = w;
                 }
@@ -1086,7 +1114,7 @@ final class Scheduler {
                 if (!sched.runq.isEmpty()) {
                     gp = globrunqgetbatch(pp, pp.runq.capacity() / 2);
                     if (gp != null) {
-                        return gp;
+                        return Found.fresh(gp);
                     }
                 }
                 if (!mp.spinning && sched.needspinning == 1) {
@@ -1123,7 +1151,7 @@ final class Scheduler {
                     if (p2 != null) {
                         becomeSpinning(mp);
                         if (gp != null) {
-                            return gp;
+                            return Found.fresh(gp);
                         }
                         continue;
                     }
@@ -1133,9 +1161,7 @@ final class Scheduler {
                 // as a spinning M (mostly asleep in that pause) instead of parking. Go's thief
                 // does the same whenever its re-check catches that runnext full; parking instead
                 // makes the pair's next goready pay for waking us through a futex.
-                boolean busySeen = mp.stealBackedOff;
-                mp.stealBackedOff = false;
-                P p2 = checkRunqsNoP(allpSnapshot, procsSnapshot, busySeen);
+                P p2 = checkRunqsNoP(allpSnapshot, procsSnapshot, victimBusy);
                 if (p2 != null) {
                     acquirep(mp, p2);
                     becomeSpinning(mp);
@@ -1180,7 +1206,7 @@ final class Scheduler {
                         if (wasSpinning) {
                             becomeSpinning(mp);
                         }
-                        return gp;
+                        return Found.fresh(gp);
                     }
                     if (wasSpinning) {
                         becomeSpinning(mp);
@@ -1222,96 +1248,94 @@ final class Scheduler {
     }
 
     /**
+     * What stealWork found (Go: {@code (gp, inheritTime, now, pollUntil, newWork)}): the G to run
+     * or null; {@code newWork}, a timer ran or the world stops, so everything is to be looked at
+     * again; {@code pollUntil}, the earliest timer seen (0: none); {@code victimBusy}, a victim
+     * refilled its runnext while we paused to steal it (see RunQueue.grab). Go's {@code now} is
+     * not returned: findRunnable reads the clock again where it needs it.
+     */
+    record StealResult(Found found, boolean newWork, long pollUntil, boolean victimBusy) {
+
+        /** The world stops or the runtime does: nothing stolen, look again. */
+        static final StealResult STOPPING = new StealResult(null, true, 0, false);
+    }
+
+    /**
      * Tries to steal a batch of Gs from another P; on the last pass also runs other Ps' due
      * timers (idle, running or hogged: the owner may not get to them in time) and may take
      * runnext. Spare Ps (see "Hogs" in Sysmon) are visited after allp, so their Gs do not wait
-     * behind a hog either. Sets mp.stealNewWork (a timer ran or the world stops: re-check
-     * everything) and mp.stealPollUntil (the earliest timer seen).
-     * Executed only by mp, spinning, holding a P.
+     * behind a hog either. {@code now} is a clock reading of the caller's, or 0 for none.
+     * Executed only by the M holding pp, spinning.
      * Go: runtime/proc.go stealWork
      */
-    private G stealWork(M mp, P pp, long now) {
-        mp.stealNewWork = false;
-        mp.stealPollUntil = 0;
-        mp.stealNow = now;
-        mp.stealRanTimer = false;
-        mp.stealBackedOff = false;
+    private StealResult stealWork(P pp, long now) {
         RandomOrder order = sched.stealOrder;
         P[] allp = sched.allp;
+        P[] spares = sched.spares;
         int n = order.count();
+        long pollUntil = 0;
+        boolean ranTimer = false;
+        boolean victimBusy = false;
         for (int i = 0; i < STEAL_TRIES; i++) {
             boolean lastPass = i == STEAL_TRIES - 1;
-            for (long c = order.start(pp.cheaprand()); !RandomOrder.done(c, n); c = RandomOrder.next(c, n)) {
+            long c = order.start(pp.cheaprand());
+            // allp in the random order, then the spares.
+            for (int k = 0; k < n + spares.length; k++) {
+                P p2;
+                if (k < n) {
+                    p2 = allp[RandomOrder.position(c)];
+                    c = RandomOrder.next(c, n);
+                } else {
+                    p2 = spares[k - n];
+                }
                 if (sched.gcwaiting || sched.stopping) {
-                    mp.stealNewWork = true;
-                    return null;
+                    return StealResult.STOPPING;
                 }
-                G gp = stealFrom(mp, pp, allp[RandomOrder.position(c)], lastPass);
-                if (gp != null) {
-                    return gp;
+                if (p2 == pp) {
+                    continue;
                 }
-            }
-            for (P p2 : sched.spares) {
-                G gp = stealFrom(mp, pp, p2, lastPass);
-                if (gp != null) {
-                    return gp;
-                }
-            }
-        }
-        mp.stealNewWork = mp.stealRanTimer;
-        return null;
-    }
-
-    /** One victim of {@link #stealWork}. Go: the body of stealWork's loop */
-    private G stealFrom(M mp, P pp, P p2, boolean lastPass) {
-        if (p2 == pp) {
-            return null;
-        }
-        if (lastPass) {
-            long w = p2.timers.wakeTime();
-            if (w != 0) {
-                long now = mp.stealNow;
-                if (now == 0 || w <= now) {
-                    now = sched.nanotime();
-                    mp.stealNow = now;
-                }
-                int ran = p2.timers.check(now);
-                if (ran > 0) {
-                    pp.count(P.C_TIMERS_FIRED, ran);
-                    // The timers readied their Gs into our runnext.
-                    G gp = pp.runq.getNext();
-                    if (gp != null) {
-                        mp.inheritTime = true;
-                        return gp;
+                if (lastPass) {
+                    long w = p2.timers.wakeTime();
+                    if (w != 0) {
+                        if (now == 0 || w <= now) {
+                            now = sched.nanotime();
+                        }
+                        int ran = p2.timers.check(now);
+                        if (ran > 0) {
+                            pp.count(P.C_TIMERS_FIRED, ran);
+                            // The timers readied their Gs into our runnext.
+                            G gp = pp.runq.getNext();
+                            if (gp != null) {
+                                return new StealResult(Found.inheriting(gp), false, 0, victimBusy);
+                            }
+                            gp = pp.runq.getRing();
+                            if (gp != null) {
+                                return new StealResult(Found.fresh(gp), false, 0, victimBusy);
+                            }
+                            ranTimer = true;
+                        }
+                        w = p2.timers.wakeTime();
+                        if (w != 0 && (pollUntil == 0 || w < pollUntil)) {
+                            pollUntil = w;
+                        }
                     }
-                    gp = pp.runq.getRing();
+                }
+                if (!p2.idle) {
+                    RunQueue.Stolen stolen = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
+                    victimBusy |= stolen == RunQueue.Stolen.BACKED_OFF;
+                    G gp = stolen.gp();
                     if (gp != null) {
-                        return gp;
+                        pp.count(P.C_STEALS);
+                        pp.count(P.C_STOLEN, stolen.count());
+                        if (sched.trace.on) {
+                            sched.trace.recordUntimed(pp, gp.goid, Trace.K_STEAL, ((long) p2.id << 32) | stolen.count());
+                        }
+                        return new StealResult(Found.fresh(gp), false, 0, victimBusy);
                     }
-                    mp.stealRanTimer = true;
-                }
-                w = p2.timers.wakeTime();
-                long pu = mp.stealPollUntil;
-                if (w != 0 && (pu == 0 || w < pu)) {
-                    mp.stealPollUntil = w;
                 }
             }
         }
-        if (!p2.idle) {
-            G gp = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
-            if (pp.runq.lastStealBackedOff) {
-                mp.stealBackedOff = true;
-            }
-            if (gp != null) {
-                pp.count(P.C_STEALS);
-                pp.count(P.C_STOLEN, pp.runq.lastStealCount);
-                if (Trace.on) {
-                    Trace.recordUntimed(pp, gp.goid, Trace.K_STEAL, ((long) p2.id << 32) | pp.runq.lastStealCount);
-                }
-                return gp;
-            }
-        }
-        return null;
+        return new StealResult(null, ranTimer, pollUntil, victimBusy);
     }
 
     /**
@@ -1740,8 +1764,8 @@ final class Scheduler {
     static void entersyscall(G gp) {
         M mp = gp.m;
         P pp = mp.p;
-        if (Trace.on) {
-            Trace.record(pp, gp.goid, Trace.K_GO_SYSCALL, 0);
+        if (gp.sched.trace.on) {
+            gp.sched.trace.record(pp, gp.goid, Trace.K_GO_SYSCALL, 0);
         }
         gp.casgstatus(G.RUNNING, G.SYSCALL);
         mp.syscalltick = pp.syscalltick();
@@ -1785,8 +1809,8 @@ final class Scheduler {
             s.scheduler.acquirep(mp, oldp);
             oldp.incSyscalltick();
             gp.casgstatus(G.SYSCALL, G.RUNNING);
-            if (Trace.on) {
-                Trace.record(oldp, gp.goid, Trace.K_GO_SYSEXIT, 0);
+            if (s.trace.on) {
+                s.trace.record(oldp, gp.goid, Trace.K_GO_SYSEXIT, 0);
             }
             return;
         }
@@ -1802,15 +1826,15 @@ final class Scheduler {
                 s.scheduler.acquirep(mp, pp);
                 pp.incSyscalltick();
                 gp.casgstatus(G.SYSCALL, G.RUNNING);
-                if (Trace.on) {
-                    Trace.record(pp, gp.goid, Trace.K_GO_SYSEXIT, 1);
+                if (s.trace.on) {
+                    s.trace.record(pp, gp.goid, Trace.K_GO_SYSEXIT, 1);
                 }
                 return;
             }
         }
         // Slow path: no P. Yield; the M queues us globally and parks (exitsyscall0).
-        if (Trace.on) {
-            Trace.record(null, gp.goid, Trace.K_GO_SYSEXIT, 1);
+        if (s.trace.on) {
+            s.trace.record(null, gp.goid, Trace.K_GO_SYSEXIT, 1);
         }
         gp.op = G.OP_EXITSYSCALL;
         if (!yieldToScheduler(gp)) {

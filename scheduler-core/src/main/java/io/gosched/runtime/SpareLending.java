@@ -64,8 +64,8 @@ final class SpareLending {
             sched.lock.unlock();
         }
         sched.preemptHandoffs.incrementAndGet();
-        if (Trace.on) {
-            Trace.recordShared(hogged.id, -1, Trace.K_PROC_HANDOFF, 1);
+        if (sched.trace.on) {
+            sched.trace.recordShared(hogged.id, -1, Trace.K_PROC_HANDOFF, 1);
         }
         scheduler.startm(sp, false);
         return true;

@@ -210,8 +210,8 @@ final class Sysmon implements Runnable {
                 n++;
                 pp.incSyscalltick();
                 sched.syscallHandoffs.incrementAndGet();
-                if (Trace.on) {
-                    Trace.recordShared(pp.id, -1, Trace.K_PROC_HANDOFF, 0);
+                if (sched.trace.on) {
+                    sched.trace.recordShared(pp.id, -1, Trace.K_PROC_HANDOFF, 0);
                 }
                 sched.scheduler.handoffp(pp);
             }

@@ -11,14 +11,16 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Records scheduler events (goroutine runs, parks, unparks, steals, preemptions, syscalls,
- * hand-offs) for a trace viewer, like Go's runtime/trace at a much smaller scale.
+ * Records one runtime's scheduler events (goroutine runs, parks, unparks, steals, preemptions,
+ * syscalls, hand-offs) for a trace viewer, like Go's runtime/trace at a much smaller scale. Each
+ * {@link GoRuntime} has its own ({@link GoRuntime#trace()}): a recording holds the events of that
+ * runtime's Ps and nothing of another runtime in the same JVM.
  *
  * <p>Off by default and nearly free when off: every emission point is
- * {@code if (Trace.on) Trace.record(...)}, one read of a static field. When on, each P writes its
- * own ring (single writer: the M holding the P), so recording adds no shared contended state;
- * events from threads without a P go to one shared ring under a lock. Rings keep the newest
- * events; {@link Recording#dropped()} counts the overwritten ones.
+ * {@code if (trace.on) trace.record(...)}, one read of a field of the runtime's Trace. When on,
+ * each P writes its own ring (single writer: the M holding the P), so recording adds no shared
+ * contended state; events from threads without a P go to one shared ring under a lock. Rings keep
+ * the newest events; {@link Recording#dropped()} counts the overwritten ones.
  *
  * <p>Departure from Go: Go stamps every event with {@code cputicks} (RDTSC, a few ns). The JVM's
  * cheapest monotonic clock is {@code System.nanoTime()}, 25 ns or more here, which would be most
@@ -183,18 +185,20 @@ public final class Trace {
     static final int K_COUNT = 11;
 
     /**
-     * Whether a recording is active. Plain on purpose: an emission point that reads a stale
-     * value records a few events more or fewer at the edges of a recording, which is harmless,
-     * and the check then costs one load. start/stop publish it with fences.
+     * Whether a recording or a flight recorder is active. Plain on purpose: an emission point that
+     * reads a stale value records a few events more or fewer at the edges of a recording, which is
+     * harmless, and the check then costs one load. start/stop publish it with fences.
      */
-    static boolean on;
+    boolean on;
 
-    private static final Object LOCK = new Object();
-    private static volatile Recording active;
+    /** Guards starting and stopping: at most one recording and one flight recorder at a time. */
+    private final Object lock = new Object();
+    private volatile Recording active;
     /** The flight recorder, or null; see FlightRecorder. */
-    private static volatile FlightRecorder flight;
+    private volatile FlightRecorder flight;
 
-    private Trace() {
+    /** One per runtime: Sched makes it. */
+    Trace() {
     }
 
     /**
@@ -204,7 +208,7 @@ public final class Trace {
      * @throws IllegalArgumentException if capacityPerP is below 1 or above 1,048,576
      * @throws IllegalStateException if a recording is already active
      */
-    public static Recording start(int capacityPerP) {
+    public Recording start(int capacityPerP) {
         return start(capacityPerP, Timestamps.INTERPOLATED);
     }
 
@@ -216,16 +220,16 @@ public final class Trace {
      * @throws NullPointerException if timestamps is null
      * @throws IllegalStateException if a recording is already active
      */
-    public static Recording start(int capacityPerP, Timestamps timestamps) {
+    public Recording start(int capacityPerP, Timestamps timestamps) {
         if (capacityPerP < 1 || capacityPerP > 1 << 20) {
             throw new IllegalArgumentException("capacityPerP must be between 1 and 1048576: " + capacityPerP);
         }
         Objects.requireNonNull(timestamps, "timestamps");
-        synchronized (LOCK) {
+        synchronized (lock) {
             if (active != null) {
                 throw new IllegalStateException("a trace recording is already active");
             }
-            Recording r = new Recording(capacityPerP, timestamps);
+            Recording r = new Recording(this, capacityPerP, timestamps);
             active = r;
             on = true;
             VarHandle.fullFence();
@@ -236,16 +240,16 @@ public final class Trace {
     /** The most goroutines whose labels one recording keeps. */
     static final int MAX_LABELLED = 1 << 16;
 
-    /** Notes goid's labels for the active recording, if any (called when Trace.on, off the hot path). */
-    static void recordLabels(long goid, java.util.Map<String, String> labels) {
+    /** Notes goid's labels for the active recording, if any (called when on, off the hot path). */
+    void recordLabels(long goid, java.util.Map<String, String> labels) {
         Recording r = active;
         if (r != null && (r.labels.size() < MAX_LABELLED || r.labels.containsKey(goid))) {
             r.labels.put(goid, labels);
         }
     }
 
-    /** Whether a recording is active. */
-    public static boolean isRecording() {
+    /** Whether a recording of this runtime is active. */
+    public boolean isRecording() {
         return active != null;
     }
 
@@ -257,7 +261,7 @@ public final class Trace {
      * @throws IllegalArgumentException if window is not positive or longer than {@link FlightRecorder#MAX_WINDOW}
      * @throws IllegalStateException if a flight recorder is already active
      */
-    public static FlightRecorder flightRecorder(Duration window) {
+    public FlightRecorder flightRecorder(Duration window) {
         return flightRecorder(window, FlightRecorder.DEFAULT_MAX_EVENTS_PER_P);
     }
 
@@ -267,7 +271,7 @@ public final class Trace {
      *
      * @throws IllegalArgumentException if maxEventsPerP is below 1 or above 16,777,216
      */
-    public static FlightRecorder flightRecorder(Duration window, int maxEventsPerP) {
+    public FlightRecorder flightRecorder(Duration window, int maxEventsPerP) {
         Objects.requireNonNull(window, "window");
         if (window.isNegative() || window.isZero() || window.compareTo(FlightRecorder.MAX_WINDOW) > 0) {
             throw new IllegalArgumentException("window must be positive and at most " + FlightRecorder.MAX_WINDOW + ": " + window);
@@ -275,11 +279,11 @@ public final class Trace {
         if (maxEventsPerP < 1 || maxEventsPerP > 1 << 24) {
             throw new IllegalArgumentException("maxEventsPerP must be between 1 and 16777216: " + maxEventsPerP);
         }
-        synchronized (LOCK) {
+        synchronized (lock) {
             if (flight != null) {
                 throw new IllegalStateException("a flight recorder is already active");
             }
-            FlightRecorder f = new FlightRecorder(window, maxEventsPerP);
+            FlightRecorder f = new FlightRecorder(this, window, maxEventsPerP);
             flight = f;
             on = true;
             VarHandle.fullFence();
@@ -287,13 +291,13 @@ public final class Trace {
         }
     }
 
-    /** The active flight recorder, or null. */
-    public static FlightRecorder activeFlightRecorder() {
+    /** This runtime's active flight recorder, or null. */
+    public FlightRecorder activeFlightRecorder() {
         return flight;
     }
 
-    static void flightStopped(FlightRecorder f) {
-        synchronized (LOCK) {
+    void flightStopped(FlightRecorder f) {
+        synchronized (lock) {
             if (flight == f) {
                 flight = null;
                 on = active != null;
@@ -306,7 +310,7 @@ public final class Trace {
      * The clock reading for the end of a run (M.traceClock): always with a recording active; with
      * only the flight recorder, one time in FlightRecorder.CLOCK_PERIOD, else UNTIMED.
      */
-    static long switchClock(P pp) {
+    long switchClock(P pp) {
         FlightRecorder f = flight;
         if (f != null && active == null) {
             return f.switchClock(pp);
@@ -318,7 +322,7 @@ public final class Trace {
      * The M is past findRunnable's fast path and may go idle: if the end of its last run was not
      * clocked, the flight recorder gets a clocked anchor now, so no idle gap is interpolated over.
      */
-    static void anchor(P pp, long traceClock) {
+    void anchor(P pp, long traceClock) {
         FlightRecorder f = flight;
         if (f != null && traceClock == UNTIMED && pp != null) {
             f.put(pp, System.nanoTime(), -1, FlightRecorder.K_CLOCK, 0);
@@ -336,7 +340,7 @@ public final class Trace {
     // three real calls before). Now record/recordAt/recordUntimed -> put -> putAs inline whole.
 
     /** Records an event of the M holding pp (pp may be null: then the shared ring), reading the clock. */
-    static void record(P pp, long goid, int kind, long arg) {
+    void record(P pp, long goid, int kind, long arg) {
         FlightRecorder f = flight;
         if (f != null) {
             f.put(pp, System.nanoTime(), goid, kind, arg);
@@ -359,7 +363,7 @@ public final class Trace {
      * ({@code GoCreate}, {@code GoUnpark}) and between runs ({@code Steal}). The export places it
      * between its clocked neighbours (Ring.copyTo).
      */
-    static void recordUntimed(P pp, long goid, int kind, long arg) {
+    void recordUntimed(P pp, long goid, int kind, long arg) {
         FlightRecorder f = flight;
         if (f != null) {
             f.put(pp, UNTIMED, goid, kind, arg);
@@ -382,7 +386,7 @@ public final class Trace {
      * a few dozen nanoseconds apart: the scheduler takes the clock once for both (see
      * M.traceClock). A time from before the recording started is exported as its start.
      */
-    static void recordAt(P pp, long nanoTime, long goid, int kind, long arg) {
+    void recordAt(P pp, long nanoTime, long goid, int kind, long arg) {
         FlightRecorder f = flight;
         if (f != null) {
             f.put(pp, nanoTime, goid, kind, arg); // UNTIMED when switchClock sampled this switch out
@@ -406,7 +410,7 @@ public final class Trace {
      * after the recording stopped (dropped). {@code untimed}: an event recordUntimed would not
      * clock, which stays untimed on a P's ring unless the recording is exact.
      */
-    private static void recordSlow(P pp, long nanoTime, long goid, int kind, long arg, boolean untimed) {
+    private void recordSlow(P pp, long nanoTime, long goid, int kind, long arg, boolean untimed) {
         Recording r = active;
         if (r == null) {
             return;
@@ -426,7 +430,7 @@ public final class Trace {
     }
 
     /** Records an event about P {@code p} from a thread that does not hold it (sysmon, hand-offs). */
-    static void recordShared(int p, long goid, int kind, long arg) {
+    void recordShared(int p, long goid, int kind, long arg) {
         FlightRecorder f = flight;
         if (f != null) {
             f.putShared(p, goid, kind, arg);
@@ -443,6 +447,7 @@ public final class Trace {
 
     /** An active or finished recording. */
     public static final class Recording {
+        private final Trace owner;
         private final int capacity;
         private final Timestamps timestamps;
         private final long startNanos = System.nanoTime();
@@ -453,7 +458,8 @@ public final class Trace {
         private final Ring shared;
         private List<Event> result;
 
-        private Recording(int capacity, Timestamps timestamps) {
+        private Recording(Trace owner, int capacity, Timestamps timestamps) {
+            this.owner = owner;
             this.capacity = capacity;
             this.timestamps = timestamps;
             this.shared = new Ring(this, -1, capacity);
@@ -466,13 +472,13 @@ public final class Trace {
 
         /** Stops recording (idempotent) and returns the events ordered by time. */
         public List<Event> stop() {
-            synchronized (LOCK) {
+            synchronized (owner.lock) {
                 if (result != null) {
                     return result;
                 }
-                if (active == this) {
-                    active = null;
-                    on = flight != null;
+                if (owner.active == this) {
+                    owner.active = null;
+                    owner.on = owner.flight != null;
                     VarHandle.fullFence();
                 }
             }

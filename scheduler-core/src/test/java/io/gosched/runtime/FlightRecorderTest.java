@@ -13,21 +13,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Trace.flightRecorder: the last window of events, always on, snapshot at any time. */
+/** A runtime's flight recorder: the last window of events, always on, snapshot at any time. */
 @Timeout(60)
 class FlightRecorderTest {
-
-    @AfterEach
-    void noFlightRecorderLeftBehind() {
-        FlightRecorder f = Trace.activeFlightRecorder();
-        if (f != null) {
-            f.close();
-        }
-    }
 
     /** Spawns n goroutines that each yield once; returns their goids. */
     static Set<Long> spawn(GoRuntime rt, int n) throws Exception {
@@ -49,7 +40,7 @@ class FlightRecorderTest {
     @Test
     void snapshotHoldsTheLastWindowAndNothingOlder() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-                FlightRecorder f = Trace.flightRecorder(Duration.ofMillis(300))) {
+                FlightRecorder f = rt.trace().flightRecorder(Duration.ofMillis(300))) {
             Set<Long> old = spawn(rt, 2_000);
             FlightRecorder.Snapshot early = f.snapshot();
             assertThat(goids(early)).containsAll(old); // the recorder saw them while they were recent
@@ -74,7 +65,7 @@ class FlightRecorderTest {
     void eventsFromEveryP() throws Exception {
         int procs = 4;
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build());
-                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(5))) {
+                FlightRecorder f = rt.trace().flightRecorder(Duration.ofSeconds(5))) {
             Set<Integer> ps = Set.of();
             long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
             while (ps.size() < procs && System.nanoTime() < deadline) {
@@ -100,7 +91,7 @@ class FlightRecorderTest {
     @Test
     void aSmallBudgetKeepsTheNewestAndSaysTheWindowIsIncomplete() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
-                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(30), FlightRecorder.CHUNK_EVENTS * 2)) {
+                FlightRecorder f = rt.trace().flightRecorder(Duration.ofSeconds(30), FlightRecorder.CHUNK_EVENTS * 2)) {
             spawn(rt, 20_000); // 3 events each, all on P 0: ten times the budget
             Set<Long> last = spawn(rt, 100);
             FlightRecorder.Snapshot s = f.snapshot();
@@ -114,7 +105,7 @@ class FlightRecorderTest {
     @Test
     void switchesOnTheFastPathAreClockedOneInEightAndPlacedInOrder() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
-                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(10))) {
+                FlightRecorder f = rt.trace().flightRecorder(Duration.ofSeconds(10))) {
             rt.run(() -> {
                 Chan<Integer> ping = Chan.make();
                 Chan<Integer> pong = Chan.make();
@@ -149,31 +140,49 @@ class FlightRecorderTest {
     @Test
     void runsAlongsideARecording() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-                FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(10))) {
-            Trace.Recording r = Trace.start(65_536);
+                FlightRecorder f = rt.trace().flightRecorder(Duration.ofSeconds(10))) {
+            Trace.Recording r = rt.trace().start(65_536);
             Set<Long> ids = spawn(rt, 500);
             List<Trace.Event> recorded = r.stop();
             assertThat(recorded.stream().map(Trace.Event::goid).collect(Collectors.toSet())).containsAll(ids);
             assertThat(goids(f.snapshot())).containsAll(ids);
             assertTrue(f.isActive());
-            assertTrue(Trace.on, "stopping the recording switched the flight recorder off");
+            assertTrue(rt.trace().on, "stopping the recording switched the flight recorder off");
+            f.close();
+            assertFalse(rt.trace().on);
         }
-        assertFalse(Trace.on);
     }
 
     @Test
-    void oneAtATimeAndValidated() {
-        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ZERO));
-        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ofMillis(-1)));
-        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ofMinutes(11)));
-        assertThrows(IllegalArgumentException.class, () -> Trace.flightRecorder(Duration.ofSeconds(1), 0));
-        assertThrows(NullPointerException.class, () -> Trace.flightRecorder(null));
-        FlightRecorder f = Trace.flightRecorder(Duration.ofSeconds(1));
-        assertThrows(IllegalStateException.class, () -> Trace.flightRecorder(Duration.ofSeconds(1)));
+    void oneAtATimePerRuntimeAndValidated() {
+        GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+        GoRuntime other = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+        try {
+            oneAtATimeAndValidated(rt, other);
+        } finally {
+            rt.close();
+            other.close();
+        }
+    }
+
+    private static void oneAtATimeAndValidated(GoRuntime rt, GoRuntime other) {
+        assertThrows(IllegalArgumentException.class, () -> rt.trace().flightRecorder(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> rt.trace().flightRecorder(Duration.ofMillis(-1)));
+        assertThrows(IllegalArgumentException.class, () -> rt.trace().flightRecorder(Duration.ofMinutes(11)));
+        assertThrows(IllegalArgumentException.class, () -> rt.trace().flightRecorder(Duration.ofSeconds(1), 0));
+        assertThrows(NullPointerException.class, () -> rt.trace().flightRecorder(null));
+        FlightRecorder f = rt.trace().flightRecorder(Duration.ofSeconds(1));
+        assertThrows(IllegalStateException.class, () -> rt.trace().flightRecorder(Duration.ofSeconds(1)));
         f.close();
         f.close();
         assertFalse(f.isActive());
-        Trace.flightRecorder(Duration.ofSeconds(1)).close();
+        FlightRecorder again = rt.trace().flightRecorder(Duration.ofSeconds(1));
+        FlightRecorder theirs = other.trace().flightRecorder(Duration.ofSeconds(1));
+        assertThat(other.trace().activeFlightRecorder()).as("another runtime has its own").isSameAs(theirs);
+        assertThat(rt.trace().activeFlightRecorder()).isSameAs(again);
+        again.close();
+        assertThat(other.trace().activeFlightRecorder()).as("closing one leaves the other's running").isSameAs(theirs);
+        theirs.close();
     }
 
     private static Set<Long> goids(FlightRecorder.Snapshot s) {

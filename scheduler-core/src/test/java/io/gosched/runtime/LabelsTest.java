@@ -96,21 +96,23 @@ class LabelsTest {
     /** A recording keeps each labelled goroutine's labels, for the trace export's args. */
     @Test
     void aTraceRecordingKeepsTheLabelsOfItsGoroutines() throws Exception {
-        Trace.Recording rec = Trace.start(1024);
+        Trace.Recording[] recording = new Trace.Recording[1];
         long[] ids = new long[2];
-        try {
-            GoTesting.runGo(1, () -> {
+        GoTesting.runGo(1, () -> {
+            Trace.Recording rec = Go.runtime().trace().start(1024);
+            recording[0] = rec;
+            try {
                 Chan<Long> labelled = Chan.make(1);
                 Chan<Long> plain = Chan.make(1);
                 Go.withLabels(Map.of("job", "9"), () -> Go.go(() -> labelled.send(Go.goid())));
                 Go.go(() -> plain.send(Go.goid()));
                 ids[0] = labelled.recv();
                 ids[1] = plain.recv();
-            });
-        } finally {
-            rec.stop();
-        }
-        Map<Long, Map<String, String>> labels = rec.labels();
+            } finally {
+                rec.stop();
+            }
+        });
+        Map<Long, Map<String, String>> labels = recording[0].labels();
         assertEquals(Map.of("job", "9"), labels.get(ids[0]));
         assertThat(labels).doesNotContainKey(ids[1]);
     }

@@ -62,7 +62,7 @@ public class RunQueueLincheckTest {
     public List<Long> steal() {
         RunQueue thief = new RunQueue(4);
         List<Long> ids = new ArrayList<>();
-        G g = thief.steal(q, false, false);
+        G g = thief.steal(q, false, false).gp();
         if (g != null) {
             ids.add(g.goid);
             for (G x; (x = thief.getRing()) != null; ) {

@@ -73,7 +73,7 @@ public class RunQueueRunnextLincheckTest {
     @Operation
     public void steal() {
         RunQueue thief = new RunQueue(4);
-        G g = thief.steal(q, true, false);
+        G g = thief.steal(q, true, false).gp();
         if (g != null) {
             taken.incrementAndGet((int) g.goid);
             for (G x; (x = thief.getRing()) != null; ) {

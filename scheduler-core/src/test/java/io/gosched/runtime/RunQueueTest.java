@@ -123,7 +123,8 @@ class RunQueueTest {
             }
             int[] seen = new int[256];
             int stolen = 0;
-            G gp = p2.steal(p1, true, false);
+            RunQueue.Stolen r = p2.steal(p1, true, false);
+            G gp = r.gp();
             if (gp != null) {
                 seen[(int) gp.goid]++;
                 stolen++;
@@ -132,6 +133,7 @@ class RunQueueTest {
                 seen[(int) x.goid]++;
                 stolen++;
             }
+            assertEquals(stolen, r.count(), "the count steal reports, with " + i + " queued");
             for (G x; (x = p1.getRing()) != null; ) {
                 seen[(int) x.goid]++;
             }
@@ -148,11 +150,11 @@ class RunQueueTest {
         RunQueue thief = new RunQueue(4);
         G[] g = gs(2);
         victim.putNext(g[0]);
-        assertNull(thief.steal(victim, false, false));
-        assertSame(g[0], thief.steal(victim, true, false));
+        assertSame(RunQueue.Stolen.NOTHING, thief.steal(victim, false, false));
+        assertSame(g[0], thief.steal(victim, true, false).gp());
         victim.putNext(g[0]);
         victim.putTail(g[1]);
-        assertSame(g[1], thief.steal(victim, true, false), "the ring goes first");
+        assertSame(g[1], thief.steal(victim, true, false).gp(), "the ring goes first");
         assertSame(g[0], victim.getNext());
     }
 
@@ -236,7 +238,7 @@ class RunQueueTest {
                     return;
                 }
                 while (!done.get() || !owner.isEmpty()) {
-                    G gp = mine.steal(owner, true, true);
+                    G gp = mine.steal(owner, true, true).gp();
                     if (gp == null) {
                         continue;
                     }

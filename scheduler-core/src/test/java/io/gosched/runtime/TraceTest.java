@@ -15,9 +15,9 @@ class TraceTest {
     @Test
     void recordsRunsParksUnparksAndStealsPerP() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
-            Trace.Recording rec = Trace.start(100_000);
+            Trace.Recording rec = rt.trace().start(100_000);
             try {
-                assertThrows(IllegalStateException.class, () -> Trace.start(10), "one recording at a time");
+                assertThrows(IllegalStateException.class, () -> rt.trace().start(10), "one recording at a time");
                 CountDownLatch done = new CountDownLatch(200);
                 rt.run(() -> {
                     Chan<Integer> c = Chan.make();
@@ -46,7 +46,7 @@ class TraceTest {
                 rec.stop();
             }
             List<Trace.Event> events = rec.stop();
-            assertThat(Trace.isRecording()).isFalse();
+            assertThat(rt.trace().isRecording()).isFalse();
             var kinds = events.stream().collect(Collectors.groupingBy(Trace.Event::kind, Collectors.counting()));
             assertThat(kinds).containsKeys(Trace.Kind.GO_CREATE, Trace.Kind.GO_START, Trace.Kind.GO_END, Trace.Kind.GO_PARK,
                     Trace.Kind.GO_UNPARK, Trace.Kind.STEAL);
@@ -59,11 +59,35 @@ class TraceTest {
         }
     }
 
+    /** A trace is the runtime's: two runtimes in one JVM record at once, each only its own goroutines. */
+    @Test
+    void twoRuntimesRecordAtOnceEachItsOwnGoroutines() throws Exception {
+        try (GoRuntime a = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+                GoRuntime b = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            Trace.Recording ra = a.trace().start(10_000);
+            Trace.Recording rb = b.trace().start(10_000);
+            assertThat(a.trace()).isNotSameAs(b.trace());
+            a.run(() -> spawnEmpty(30));
+            b.run(() -> spawnEmpty(7));
+            List<Trace.Event> ea = ra.stop();
+            List<Trace.Event> eb = rb.stop();
+            assertThat(ea.stream().filter(e -> e.kind() == Trace.Kind.GO_CREATE)).as("a's main and its 30").hasSize(31);
+            assertThat(eb.stream().filter(e -> e.kind() == Trace.Kind.GO_CREATE)).as("b's main and its 7").hasSize(8);
+        }
+    }
+
+    private static Void spawnEmpty(int n) {
+        for (int i = 0; i < n; i++) {
+            Go.go(() -> { });
+        }
+        return null;
+    }
+
     /** A goroutine that spins 2 ms, creates A, spins 2 ms, creates B, spins 2 ms, then parks. */
     private static List<Trace.Event> spinCreateSpin(Trace.Timestamps timestamps) throws Exception {
         // No sysmon: the 6 ms run stays one run (no preemption request on a slow machine).
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).sysmon(false).build())) {
-            Trace.Recording rec = Trace.start(10_000, timestamps);
+            Trace.Recording rec = rt.trace().start(10_000, timestamps);
             assertThat(rec.timestamps()).isEqualTo(timestamps);
             try {
                 rt.run(() -> {
@@ -147,7 +171,7 @@ class TraceTest {
                 finished.countDown();
             });
             assertTrue(running.await(10, TimeUnit.SECONDS));
-            Trace.Recording rec = Trace.start(1000);
+            Trace.Recording rec = rt.trace().start(1000);
             List<Trace.Event> events;
             try {
                 create.set(true);
@@ -197,11 +221,11 @@ class TraceTest {
                 for (int round = 0; round < 40; round++) {
                     Trace.Timestamps mode = Trace.Timestamps.values()[random.nextInt(2)];
                     long before = System.nanoTime();
-                    Trace.Recording rec = Trace.start(1 + random.nextInt(4096), mode);
+                    Trace.Recording rec = rt.trace().start(1 + random.nextInt(4096), mode);
                     Thread.sleep(1 + random.nextInt(5));
                     List<Trace.Event> events = rec.stop();
                     long bound = System.nanoTime() - before; // no event can lie past the stop
-                    assertThat(Trace.isRecording()).isFalse();
+                    assertThat(rt.trace().isRecording()).isFalse();
                     recorded += events.size();
                     for (int i = 0; i < events.size(); i++) {
                         Trace.Event e = events.get(i);
@@ -253,7 +277,7 @@ class TraceTest {
     @Test
     void ringsKeepTheNewestAndCountWhatTheyDropped() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            Trace.Recording rec = Trace.start(8);
+            Trace.Recording rec = rt.trace().start(8);
             rt.run(() -> {
                 for (int i = 0; i < 100; i++) {
                     Go.yield();
@@ -263,9 +287,9 @@ class TraceTest {
             List<Trace.Event> events = rec.stop();
             assertThat(rec.dropped()).isPositive();
             assertThat(events.size()).isLessThanOrEqualTo(8 * 2 + 8);
+            assertThrows(IllegalArgumentException.class, () -> rt.trace().start(0));
+            assertThrows(NullPointerException.class, () -> rt.trace().start(8, null));
         }
-        assertThrows(IllegalArgumentException.class, () -> Trace.start(0));
-        assertThrows(NullPointerException.class, () -> Trace.start(8, null));
     }
 
     /**
@@ -296,7 +320,7 @@ class TraceTest {
     void everyKindCodeWrittenToARingOrTheFlightRecorderIsReadBackAsItsKind() {
         Trace.Kind[] kinds = Trace.Kind.values();
         Trace.Ring ring = new Trace.Ring(null, 0, kinds.length);
-        FlightRecorder flight = new FlightRecorder(java.time.Duration.ofMinutes(1), 64);
+        FlightRecorder flight = new FlightRecorder(new Trace(), java.time.Duration.ofMinutes(1), 64);
         try {
             for (Trace.Kind k : kinds) {
                 ring.put(10L * (k.code() + 1), 100 + k.code(), k.code(), -k.code());

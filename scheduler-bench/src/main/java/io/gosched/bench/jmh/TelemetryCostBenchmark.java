@@ -34,7 +34,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code scrape}: a platform thread takes {@code GoRuntime.stats()} once a second and renders
  *       every figure in the Prometheus text format, as the service's {@code /actuator/prometheus}
  *       does through its meter binder (which reads the same snapshot).
- *   <li>{@code trace}: {@code Trace.start(65536)} for the whole trial, as
+ *   <li>{@code trace}: {@code rt.trace().start(65536)} for the whole trial, as
  *       {@code GET /api/v1/trace} does for N seconds; the per-P rings wrap around. In-run events
  *       take interpolated times (the default, one clock read per goroutine switch).
  *   <li>{@code trace-exact}: the same with {@code Trace.Timestamps.EXACT}: every event reads the
@@ -69,8 +69,8 @@ public class TelemetryCostBenchmark {
         switch (telemetry) {
             case "off" -> { }
             case "scrape" -> scraper = Thread.ofPlatform().daemon().name("scraper").start(this::scrapeEverySecond);
-            case "trace" -> recording = Trace.start(65_536);
-            case "trace-exact" -> recording = Trace.start(65_536, Trace.Timestamps.EXACT);
+            case "trace" -> recording = rt.trace().start(65_536);
+            case "trace-exact" -> recording = rt.trace().start(65_536, Trace.Timestamps.EXACT);
             default -> throw new IllegalArgumentException(
                     "telemetry must be off, scrape, trace or trace-exact: " + telemetry);
         }

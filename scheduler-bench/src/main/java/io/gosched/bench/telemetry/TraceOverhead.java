@@ -71,8 +71,8 @@ public final class TraceOverhead {
             double[] t = new double[2];
             for (int k = 0; k < 2; k++) {
                 boolean traced = ((r & 1) == 0) == (k == 0);
-                Trace.Recording rec = traced && timestamps != null ? Trace.start(65_536, timestamps) : null;
-                FlightRecorder flight = traced && timestamps == null ? Trace.flightRecorder(Duration.ofSeconds(10)) : null;
+                Trace.Recording rec = traced && timestamps != null ? rt.trace().start(65_536, timestamps) : null;
+                FlightRecorder flight = traced && timestamps == null ? rt.trace().flightRecorder(Duration.ofSeconds(10)) : null;
                 long t0 = System.nanoTime();
                 run(rt, workload, ops);
                 t[traced ? 1 : 0] = (System.nanoTime() - t0) / (double) ops;

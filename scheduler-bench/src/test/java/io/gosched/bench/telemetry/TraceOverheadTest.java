@@ -20,11 +20,11 @@ class TraceOverheadTest {
                     assertThat(line).startsWith(workload).contains("GOMAXPROCS=2")
                             .contains("trace=" + ts.name().toLowerCase(java.util.Locale.ROOT))
                             .containsPattern("ratio median \\d+\\.\\d{3}");
-                    assertThat(Trace.isRecording()).isFalse();
+                    assertThat(rt.trace().isRecording()).isFalse();
                 }
                 String line = TraceOverhead.measure(rt, workload, null, 4, 500);
                 assertThat(line).startsWith(workload).contains("trace=flight").containsPattern("ratio median \\d+\\.\\d{3}");
-                assertThat(Trace.activeFlightRecorder()).isNull();
+                assertThat(rt.trace().activeFlightRecorder()).isNull();
             }
             assertThrows(IllegalArgumentException.class, () -> TraceOverhead.run(rt, "nope", 10));
         }

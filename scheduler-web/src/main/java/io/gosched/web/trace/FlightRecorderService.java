@@ -27,14 +27,14 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Component;
 
 /**
- * Keeps the core's flight recorder ({@link Trace#flightRecorder}) running for the service's life,
+ * Keeps the runtime's flight recorder ({@link Trace#flightRecorder}) running for the service's life,
  * and keeps snapshots of it when something goes wrong: a job fails ({@code on-job-failure}), or
  * the scheduling latency's p99 over one check interval passes {@code latency-p99-bound}. At most
  * one automatic snapshot per {@code min-interval}; the newest {@code keep} are kept.
  *
- * <p>The core has one flight recorder per JVM. When another application context of this JVM
- * already runs one (tests), this service uses that one rather than failing, and starts its own
- * once that one is closed.
+ * <p>A runtime has one flight recorder. When other code of the process already runs one on the
+ * service's runtime, this service uses that one rather than failing, and starts its own once that
+ * one is closed.
  *
  * <p>Snapshots are taken on a thread of this service, never on the failing job's goroutine: the
  * trigger only asks for one.
@@ -242,7 +242,7 @@ public class FlightRecorderService implements DisposableBean {
         return bounds[bounds.length - 1];
     }
 
-    /** Ours, or the JVM's active one, or a new one of ours if none is active. */
+    /** Ours, or the runtime's active one, or a new one of ours if none is active. */
     private synchronized FlightRecorder recorder() {
         if (!properties.enabled()) {
             return null;
@@ -250,15 +250,15 @@ public class FlightRecorderService implements DisposableBean {
         if (own != null && own.isActive()) {
             return own;
         }
-        FlightRecorder active = Trace.activeFlightRecorder();
+        FlightRecorder active = runtime.trace().activeFlightRecorder();
         if (active != null) {
             return active;
         }
         try {
-            own = Trace.flightRecorder(properties.window(), properties.maxEventsPerP());
+            own = runtime.trace().flightRecorder(properties.window(), properties.maxEventsPerP());
             return own;
         } catch (IllegalStateException raced) {
-            return Trace.activeFlightRecorder();
+            return runtime.trace().activeFlightRecorder();
         }
     }
 

@@ -1,5 +1,6 @@
 package io.gosched.web.trace;
 
+import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.Trace;
 import io.gosched.web.telemetry.TelemetryProperties;
 import java.time.Duration;
@@ -16,10 +17,11 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Runs one {@link Trace} recording for a fixed time and converts it with {@link ChromeTrace}.
+ * Runs one recording of the service's runtime ({@link GoRuntime#trace()}) for a fixed time and
+ * converts it with {@link ChromeTrace}.
  *
- * <p>The recording is process-wide (the core has one), so a second request while one runs is
- * refused ({@link Busy}, a 409) rather than queued. Nothing blocks a Reactor thread: the wait is a
+ * <p>A runtime has one recording at a time, so a second request while one runs is refused
+ * ({@link Busy}, a 409) rather than queued. Nothing blocks a Reactor thread: the wait is a
  * {@code Mono.delay}; {@code stop()} (which waits ~2 ms for in-flight writers) and the conversion
  * run on {@code boundedElastic}.
  *
@@ -33,12 +35,14 @@ public class TraceRecorder implements ApplicationListener<ContextClosedEvent> {
 
     private static final Logger log = LoggerFactory.getLogger(TraceRecorder.class);
 
+    private final Trace trace;
     private final int capacityPerP;
     private final Sinks.Empty<Void> closed = Sinks.empty();
     /** The recording this service started and has not stopped yet; null when none. */
     private final AtomicReference<Trace.Recording> current = new AtomicReference<>();
 
-    public TraceRecorder(TelemetryProperties properties) {
+    public TraceRecorder(GoRuntime runtime, TelemetryProperties properties) {
+        this.trace = runtime.trace();
         this.capacityPerP = properties.trace().capacityPerP();
     }
 
@@ -49,14 +53,14 @@ public class TraceRecorder implements ApplicationListener<ContextClosedEvent> {
 
     /**
      * Records for {@code duration} (from subscription) and emits the Chrome trace-event object.
-     * Errors with {@link Busy} when a recording is already active, in this service or elsewhere in
-     * the JVM.
+     * Errors with {@link Busy} when a recording of the runtime is already active, started by this
+     * service or by other code of the process.
      */
     public Mono<Map<String, Object>> record(Duration duration, Trace.Timestamps timestamps) {
         return Mono.defer(() -> {
             Trace.Recording recording;
             try {
-                recording = Trace.start(capacityPerP, timestamps);
+                recording = trace.start(capacityPerP, timestamps);
             } catch (IllegalStateException e) {
                 return Mono.error(new Busy());
             }

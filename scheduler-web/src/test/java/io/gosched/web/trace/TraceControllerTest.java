@@ -51,7 +51,7 @@ class TraceControllerTest {
 
     @AfterEach
     void noRecordingLeftBehind() {
-        Await.until("the recording to stop", Duration.ofSeconds(10), () -> !Trace.isRecording());
+        Await.until("the recording to stop", Duration.ofSeconds(10), () -> !runtime.trace().isRecording());
     }
 
     @Test
@@ -63,12 +63,12 @@ class TraceControllerTest {
                         .expectStatus().isOk()
                         .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
                         .expectBody().returnResult());
-        Await.until("the recording to start", Duration.ofSeconds(10), Trace::isRecording);
+        Await.until("the recording to start", Duration.ofSeconds(10), runtime.trace()::isRecording);
 
         // One goroutine spawns every worker: they queue on its P (runnext, then its ring), so the
         // other Ps can only get work by stealing it. Rounds until the recording ends.
         int rounds = 0;
-        while (!response.isDone() && Trace.isRecording()) {
+        while (!response.isDone() && runtime.trace().isRecording()) {
             int n = 500;
             CountDownLatch done = new CountDownLatch(n);
             runtime.go(() -> {
@@ -132,7 +132,7 @@ class TraceControllerTest {
                     .jsonPath("$.min").isEqualTo(1)
                     .jsonPath("$.max").isEqualTo(30);
         }
-        assertThat(Trace.isRecording()).isFalse();
+        assertThat(runtime.trace().isRecording()).isFalse();
     }
 
     @Test
@@ -146,7 +146,7 @@ class TraceControllerTest {
                     .jsonPath("$.parameter").isEqualTo("seconds")
                     .jsonPath("$.detail").value(d -> assertThat((String) d).contains("seconds", bad));
         }
-        assertThat(Trace.isRecording()).isFalse();
+        assertThat(runtime.trace().isRecording()).isFalse();
     }
 
     @Test
@@ -162,7 +162,7 @@ class TraceControllerTest {
                     .jsonPath("$.allowed[0]").isEqualTo("interpolated")
                     .jsonPath("$.allowed[1]").isEqualTo("exact");
         }
-        assertThat(Trace.isRecording()).isFalse();
+        assertThat(runtime.trace().isRecording()).isFalse();
     }
 
     @Test
@@ -173,9 +173,9 @@ class TraceControllerTest {
                             .codecs(c -> c.defaultCodecs().maxInMemorySize(256 << 20)).build()
                             .get().uri("/api/v1/trace?seconds=1&timestamps={t}", mode).exchange()
                             .expectStatus().isOk().expectBody().returnResult().getResponseBody());
-            Await.until("the recording to start", Duration.ofSeconds(10), Trace::isRecording);
+            Await.until("the recording to start", Duration.ofSeconds(10), runtime.trace()::isRecording);
             // Creations and unparks inside runs: interpolated unless exact was asked for.
-            while (!response.isDone() && Trace.isRecording()) {
+            while (!response.isDone() && runtime.trace().isRecording()) {
                 CountDownLatch done = new CountDownLatch(100);
                 runtime.go(() -> {
                     for (int i = 0; i < 100; i++) {
@@ -196,13 +196,13 @@ class TraceControllerTest {
             } else {
                 assertThat(creates).allMatch(e -> e.get("args").get("time").asString().equals("interpolated"));
             }
-            Await.until("the recording to stop", Duration.ofSeconds(10), () -> !Trace.isRecording());
+            Await.until("the recording to stop", Duration.ofSeconds(10), () -> !runtime.trace().isRecording());
         }
     }
 
     @Test
     void aSecondRecordingIs409() {
-        Trace.Recording other = Trace.start(16);
+        Trace.Recording other = runtime.trace().start(16);
         try {
             client.get().uri("/api/v1/trace?seconds=1").exchange()
                     .expectStatus().isEqualTo(409)
@@ -223,12 +223,12 @@ class TraceControllerTest {
                 .retrieve().bodyToMono(String.class).subscribe(body -> { }, error -> { });
         try {
             Await.until("the recording to start", Duration.ofSeconds(10), recorder::recording);
-            assertThat(Trace.isRecording()).isTrue();
+            assertThat(runtime.trace().isRecording()).isTrue();
         } finally {
             request.dispose();
         }
         // Well before the 30 s the request asked for.
-        Await.until("the recording to stop after the hang-up", Duration.ofSeconds(10), () -> !Trace.isRecording() && !recorder.recording());
+        Await.until("the recording to stop after the hang-up", Duration.ofSeconds(10), () -> !runtime.trace().isRecording() && !recorder.recording());
     }
 
     private static void spin(int n) {
