@@ -3,6 +3,7 @@ package io.gosched.cluster.job;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import io.gosched.api.job.spi.JobLease;
 import io.gosched.api.job.spi.JobTicket;
@@ -20,14 +21,18 @@ final class NatsJobLease implements JobLease {
     private final int delivery;
     private final ClusterConnection conn;
     private final LeaseRenewer renewer;
+    /** Tells the pullers the ticket is back (a kick): a scan skips consumers it found empty. */
+    private final Consumer<JobTicket> onRelease;
     private final AtomicBoolean open = new AtomicBoolean(true);
 
-    NatsJobLease(Message message, JobTicket ticket, int delivery, ClusterConnection conn, LeaseRenewer renewer) {
+    NatsJobLease(Message message, JobTicket ticket, int delivery, ClusterConnection conn, LeaseRenewer renewer,
+            Consumer<JobTicket> onRelease) {
         this.message = message;
         this.ticket = ticket;
         this.delivery = delivery;
         this.conn = conn;
         this.renewer = renewer;
+        this.onRelease = onRelease;
         renewer.add(this);
     }
 
@@ -62,8 +67,9 @@ final class NatsJobLease implements JobLease {
         conn.check();
         if (delay.isZero() || delay.isNegative()) {
             message.nak();
+            onRelease.accept(ticket);
         } else {
-            message.nakWithDelay(delay);
+            message.nakWithDelay(delay); // back after the delay, with no kick: the next full scan finds it
         }
     }
 

@@ -52,8 +52,9 @@ import org.apache.commons.logging.LogFactory;
  * <ul>
  * <li><b>Highest priority first, only as many as there is room for</b>: {@link #pull} asks this
  *     node's pinned consumer, then {@code ready-p9} down to {@code ready-p0}, each for at most the
- *     room left, without waiting (no-wait fetches). An idle puller sleeps until a kick on
- *     {@code gosched.kick} (sent after every enqueue that makes a ticket runnable) or its
+ *     room left, without waiting (no-wait fetches), skipping the consumers known to be empty (see
+ *     "Which consumers a scan asks"). An idle puller sleeps until a kick on {@code gosched.kick}
+ *     (sent after every enqueue that makes a ticket runnable, naming its consumer) or its
  *     {@code maxWait}, whichever comes first, and scans again.</li>
  * <li><b>Never before notBefore</b>: JetStream 2.9 has no delayed messages, so a ticket due in
  *     the future goes to {@code gosched.jobs.delayed.<job>}. The delay pump (a platform thread on
@@ -103,6 +104,32 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     private final Map<String, AtomicReference<ConsumerInfo>> info = new LinkedHashMap<>();
     private final Object kickLock = new Object();
     private long kicks; // guarded by kickLock
+
+    /*
+     * Which consumers a scan asks. A no-wait fetch is a round trip to the server (a pull request
+     * and its answer, on a subscription of its own) even from an empty consumer, and a scan that
+     * asked all eleven at every kick and every pull wait was most of an idle or lightly loaded
+     * cluster's traffic: an idle node sent 54 messages a second, and 35 a job at one job every
+     * 0.2 s; now 21 and 14 (bench/results/NOTES.md, "Which consumers a scan asks"; under a flood a
+     * scan's fetches come back full and nothing changes). So a kick names the consumer its ticket waits
+     * on (KickTarget), each consumer counts the kicks that named it, and a scan asks a consumer
+     * only when it was named since a fetch last found it with less than was asked for, i.e.
+     * empty. Tickets can also come back without a kick: a lease that lapsed on a dead node, a
+     * release by a node that did not kick (an older version), a kick lost while a connection was
+     * down. For them every consumer is asked once per FULL_SCAN_NANOS, so such a ticket waits at
+     * most that long beyond its ack wait or release.
+     *
+     * A kick that arrives while its consumer is being fetched from keeps it named: the fetch
+     * marks the consumer empty only as of the count it read before it started.
+     */
+    /** Every consumer is asked at least this often. */
+    static final long FULL_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Per consumer of pullOrder: kicks that named it; guarded by kickLock. */
+    private long[] named;
+    /** Per consumer of pullOrder: the value of named when a fetch last found it empty; guarded by kickLock. */
+    private long[] emptyAt;
+    /** When the next scan asks every consumer (System.nanoTime); guarded by kickLock. */
+    private long fullScanDue;
     private Dispatcher kickDispatcher;
     private final List<Thread> workers = new ArrayList<>();
     private final ScheduledExecutorService infoPoller;
@@ -205,9 +232,18 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     }
 
     private void startWorkers() {
+        named = new long[pullOrder.size()];
+        emptyAt = new long[pullOrder.size()];
+        fullScanDue = System.nanoTime();
         kickDispatcher = conn.nats().createDispatcher(m -> {
+            int target = KickTarget.consumerIndex(m.getData(), conn.nodeId());
             synchronized (kickLock) {
                 kicks++;
+                if (target >= 0) {
+                    named[target]++;
+                } else if (target == KickTarget.UNKNOWN) {
+                    fullScanDue = System.nanoTime(); // a kick we cannot place: ask everyone
+                }
                 kickLock.notifyAll();
             }
         });
@@ -254,11 +290,12 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         return m.contains("maximum") && m.contains("exceeded") || e.getApiErrorCode() == 10047 || e.getApiErrorCode() == 10077;
     }
 
-    private void kick(JobTicket ticket) {
+    /** Tells every node's puller that ticket is runnable, and on which consumer. */
+    void kick(JobTicket ticket) {
         try {
-            conn.nats().publish(ClusterLayout.KICK_SUBJECT, new byte[] {(byte) ticket.priority()});
+            conn.nats().publish(ClusterLayout.KICK_SUBJECT, KickTarget.payload(ticket));
         } catch (IllegalStateException closed) {
-            // pullers find the ticket on their next scan
+            // pullers find the ticket on their next full scan
         }
     }
 
@@ -306,27 +343,62 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         }
     }
 
-    /** One pass over the pull order; takes at most {@code room} tickets. */
+    /**
+     * One pass over the pull order, asking the consumers that may hold tickets (all of them when
+     * a full scan is due; see "Which consumers a scan asks"); takes at most {@code room} tickets.
+     */
     private List<JobLease> scan(int room) throws InterruptedException {
         if (!conn.isUp()) {
             return List.of();
         }
         long start = System.nanoTime();
+        boolean full;
+        synchronized (kickLock) {
+            full = start - fullScanDue >= 0;
+            if (full) {
+                fullScanDue = start + FULL_SCAN_NANOS;
+            }
+        }
         List<JobLease> out = new ArrayList<>();
-        for (ConsumerContext c : pullOrder) {
+        for (int i = 0; i < pullOrder.size(); i++) {
             int want = room - out.size();
             if (want <= 0) {
                 break;
             }
-            fetch(c, want, 0, m -> {
+            long seen;
+            synchronized (kickLock) {
+                seen = named[i];
+                if (!full && seen == emptyAt[i]) {
+                    continue; // found empty since its last kick
+                }
+            }
+            int[] fetched = {0};
+            fetch(pullOrder.get(i), want, 0, m -> {
+                fetched[0]++;
                 NatsJobLease lease = lease(m);
                 if (lease != null) {
                     out.add(lease);
                 }
             });
+            if (fetched[0] < want) {
+                synchronized (kickLock) {
+                    emptyAt[i] = seen; // a kick after `seen` keeps it named
+                }
+            }
         }
         metrics.pulled(System.nanoTime() - start);
         return out;
+    }
+
+    /** How many consumers a scan would ask now without a full scan (for tests). */
+    int namedConsumers() {
+        synchronized (kickLock) {
+            int n = 0;
+            for (int i = 0; i < named.length; i++) {
+                n += named[i] != emptyAt[i] ? 1 : 0;
+            }
+            return n;
+        }
     }
 
     private NatsJobLease lease(Message m) {
@@ -342,7 +414,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         if (delivery > 1) {
             metrics.redelivered();
         }
-        return new NatsJobLease(m, t, delivery, conn, renewer);
+        return new NatsJobLease(m, t, delivery, conn, renewer, this::kick);
     }
 
     /** Message handler of {@link #fetch}. */

@@ -172,6 +172,40 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.a
         }
     }
 
+    /**
+     * A scan asks only the consumers a kick named since a fetch found them empty: after a scan
+     * over an empty queue none is named; a kick names exactly its ticket's consumer (its priority,
+     * or this node's pinned consumer, never another node's); and a ticket released at once by one
+     * node names its consumer on the others, which take it without waiting for a full scan.
+     */
+    @Test
+    void kicksNameTheConsumersAScanAsks() throws Exception {
+        NatsJobQueue a = queue("a");
+        NatsJobQueue b = queue("b");
+        assertThat(a.pull(5, Duration.ZERO)).isEmpty();
+        assertThat(b.pull(5, Duration.ZERO)).isEmpty();
+        assertThat(a.namedConsumers()).as("all found empty").isZero();
+
+        a.enqueue(ticket("job-ready", 7));
+        Await.until("the kick named ready-p7 on b", Duration.ofSeconds(5), () -> b.namedConsumers() == 1);
+        a.enqueue(new JobTicket("job-pinned-b", 1, 3, null, "b"));
+        Await.until("the kick named b's pinned consumer on b", Duration.ofSeconds(5), () -> b.namedConsumers() == 2);
+        assertThat(Await.holdsWithin(Duration.ofMillis(500), () -> a.namedConsumers() == 1))
+                .as("a's pinned consumer is not named by a ticket pinned to b").isTrue();
+
+        List<JobLease> got = b.pull(5, Duration.ofSeconds(2));
+        assertThat(ids(got)).containsExactly("job-pinned-b", "job-ready");
+        assertThat(b.namedConsumers()).as("both found empty once drained").isZero();
+
+        Await.until("a's ready-p7 is named (it did not fetch yet)", Duration.ofSeconds(5), () -> a.namedConsumers() == 1);
+        assertThat(a.pull(5, Duration.ZERO)).as("b holds it").isEmpty();
+        assertThat(a.namedConsumers()).isZero();
+        got.get(1).release(Duration.ZERO);
+        Await.until("the release named ready-p7 on a", Duration.ofSeconds(5), () -> a.namedConsumers() == 1);
+        assertThat(ids(a.pull(5, Duration.ZERO))).containsExactly("job-ready");
+        got.getFirst().complete();
+    }
+
     @Test
     void aWithdrawnTicketLeavesTheQueueAtOnce() throws Exception {
         NatsJobQueue q = queue("a");
