@@ -14,8 +14,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -84,7 +86,8 @@ import org.springframework.http.codec.ServerSentEvent;
  *     (a queue that answers {@link JobQueue#poll} without blocking) a finishing attempt refills
  *     its slot itself, on its goroutine ({@link #ended}); the dispatcher pulls when the queue ran
  *     dry and starts what a goroutine cannot;</li>
- * <li>finishers (platform threads) write an attempt's outcome with a fenced CAS and ack, retrying
+ * <li>finishers (a virtual thread per finish in cluster mode, two platform threads in embedded
+ *     mode) write an attempt's outcome with a fenced CAS and ack, retrying
  *     while the store cannot be reached: goroutines never block on the network. In embedded mode
  *     the attempt's main goroutine writes its outcome itself (the in-memory ports answer at once,
  *     under short locks); a finisher still ends an attempt whose main goroutine died;</li>
@@ -198,6 +201,8 @@ final class JobEngine {
     private final Sinks.Empty<Void> shutdown;
     private final Thread dispatcher;
     private final ExecutorService finishers;
+    /** Cluster mode: the reads and claims of a pulled batch, side by side, a virtual thread each (readTogether, claimAndStartTogether); null in embedded mode. */
+    private final ExecutorService batchCalls;
     private final ScheduledExecutorService chores;
     private final AutoCloseable changes;
 
@@ -309,7 +314,15 @@ final class JobEngine {
                 progress.put(p.jobId(), new Live(p, System.nanoTime()));
             }
         });
-        this.finishers = Executors.newFixedThreadPool(2, r -> Thread.ofPlatform().name("gosched-job-finisher", 0).daemon(true).unstarted(r));
+        // Cluster mode: a finish is two round trips to NATS (the CAS, the ack), so finishes run side by side,
+        // a virtual thread each; two platform threads bounded a node at 2 / (2 x the round trip), which
+        // grows to milliseconds on a loaded machine (bench/results/NOTES.md, "cluster completions").
+        // Embedded mode finishes on the attempt's goroutine; its finishers only end attempts whose
+        // main goroutine died.
+        this.finishers = local
+                ? Executors.newFixedThreadPool(2, r -> Thread.ofPlatform().name("gosched-job-finisher", 0).daemon(true).unstarted(r))
+                : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("gosched-job-finisher-", 0).factory());
+        this.batchCalls = local ? null : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("gosched-job-batch-", 0).factory());
         this.chores = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().name("gosched-job-chores").daemon(true).unstarted(r));
         long every = local ? LOCAL_PROGRESS_EVERY_MS : PROGRESS_EVERY_MS;
         chores.scheduleWithFixedDelay(this::publishProgress, every, every, TimeUnit.MILLISECONDS);
@@ -576,6 +589,7 @@ final class JobEngine {
                 got = inPlace ? queue.poll(room) : queue.pull(room, PULL_WAIT);
                 (inPlace ? polledInPlace : pulledByDispatcher).add(got.size());
             }
+            Map<String, Object> records = !local && got.size() > 1 ? readTogether(got) : Map.of();
             for (int i = 0; i < got.size() && handFrom < 0; i++) {
                 JobLease lease = got.get(i);
                 if (!open || shuttingDown) {
@@ -583,7 +597,7 @@ final class JobEngine {
                     continue;
                 }
                 try {
-                    Object l = queueUp(lease, inPlace);
+                    Object l = queueUp(lease, inPlace, records.get(lease.ticket().jobId()));
                     if (l == HAND_OVER) {
                         handFrom = i; // this one must wait: it and the ones after it go to the dispatcher, in order
                     } else if (l != null) {
@@ -732,7 +746,46 @@ final class JobEngine {
      */
     private static final Object HAND_OVER = new Object();
 
-    private Object queueUp(JobLease lease, boolean inPlace) {
+    /**
+     * Cluster mode: the records of a pulled batch, read side by side (a virtual thread each), by
+     * job id: each read is a round trip to NATS, and one after another on the dispatcher they were
+     * its largest wait once the claims went out together (bench/results/NOTES.md, "cluster
+     * completions": with both, one node's completions under a flood went from 260 to 1,307 a
+     * second). A value is the
+     * {@code Optional<Versioned<JobRecord>>} read, or the {@link BackendException} it failed with.
+     */
+    private Map<String, Object> readTogether(List<JobLease> leases) {
+        Map<String, Future<Optional<Versioned<JobRecord>>>> reads = new LinkedHashMap<>();
+        for (JobLease lease : leases) {
+            String id = lease.ticket().jobId();
+            reads.putIfAbsent(id, batchCalls.submit(() -> store.get(id)));
+        }
+        Map<String, Object> out = new java.util.HashMap<>();
+        boolean interrupted = false;
+        for (var e : reads.entrySet()) {
+            while (true) {
+                try {
+                    out.put(e.getKey(), e.getValue().get());
+                    break;
+                } catch (InterruptedException ie) {
+                    interrupted = true; // a read ends on its own (the request has a timeout): wait it out
+                } catch (ExecutionException ee) {
+                    if (ee.getCause() instanceof BackendException be) {
+                        out.put(e.getKey(), be);
+                    } // else: not read here; queueUp reads it itself
+                    break;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return out;
+    }
+
+    /** {@code read}: the record as {@link #readTogether} read it (or its failure), or null to read it here. */
+    @SuppressWarnings("unchecked")
+    private Object queueUp(JobLease lease, boolean inPlace, Object read) {
         JobTicket t = lease.ticket();
         Local mine = held.get(t.jobId());
         if (mine != null && mine.ticket == t.number()) {
@@ -746,7 +799,11 @@ final class JobEngine {
         try {
             // Embedded mode with the spec at hand: the status is all the claim reads, and the in-memory
             // store keeps the request it was created with whatever a CAS writes (never so in a cluster).
-            cur = local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
+            if (read instanceof BackendException failed) {
+                throw failed;
+            }
+            cur = read != null ? (Optional<Versioned<JobRecord>>) read
+                    : local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
             return null;
@@ -910,24 +967,64 @@ final class JobEngine {
         for (Local l : dropped) {
             drop(l);
         }
+        if (!local && start.size() > 1) {
+            claimAndStartTogether(start);
+            return;
+        }
         for (Local l : start) {
-            if (!claimed(l)) {
-                drop(l);
-                continue;
+            claimAndStart(l);
+        }
+    }
+
+    /**
+     * Cluster mode: the claims of one batch go out together. Each is a CAS round trip to NATS, and
+     * made one after another they were half of the dispatcher's time under a flood, which bounded
+     * the node's completions (bench/results/NOTES.md, "cluster completions"). The claims are
+     * independent (a record and a Local each), so each runs on a virtual thread of its own and the
+     * dispatcher waits for the batch: the room the batch was pulled for stays accounted as before.
+     */
+    private void claimAndStartTogether(List<Local> start) {
+        List<Future<?>> claims = new ArrayList<>(start.size());
+        for (Local l : start) {
+            claims.add(batchCalls.submit(() -> claimAndStart(l)));
+        }
+        boolean interrupted = false;
+        for (Future<?> f : claims) {
+            while (true) {
+                try {
+                    f.get();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the claims end on their own (a CAS has a timeout): wait them out
+                } catch (ExecutionException e) {
+                    log.warn("a claim failed unexpectedly", e.getCause());
+                    break;
+                }
             }
-            try {
-                // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces. The
-                // main goroutine inherits them from this thread at its go call rather than setting them
-                // itself, so that it keeps them for its whole life: the uncaught-exception policy runs after
-                // the goroutine's body unwound and finds the job by them (goroutineFailed).
-                io.gosched.runtime.Go.withLabels(l.labels, () -> runtime.go(() -> run(l)));
-            } catch (RuntimeException refused) { // the runtime is closing: hand the job back
-                l.abandoned = true;
-                memory.finish(l.charge, null, null);
-                memory.evict(l.charge);
-                endLocal(l);
-                release(l.lease);
-            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The claim's CAS, then the job's main goroutine; a job whose claim fails is dropped. */
+    private void claimAndStart(Local l) {
+        if (!claimed(l)) {
+            drop(l);
+            return;
+        }
+        try {
+            // Every goroutine of the job carries job=<id> (and its template): dumps, leaks, traces. The
+            // main goroutine inherits them from this thread at its go call rather than setting them
+            // itself, so that it keeps them for its whole life: the uncaught-exception policy runs after
+            // the goroutine's body unwound and finds the job by them (goroutineFailed).
+            io.gosched.runtime.Go.withLabels(l.labels, () -> runtime.go(() -> run(l)));
+        } catch (RuntimeException refused) { // the runtime is closing: hand the job back
+            l.abandoned = true;
+            memory.finish(l.charge, null, null);
+            memory.evict(l.charge);
+            endLocal(l);
+            release(l.lease);
         }
     }
 
@@ -1635,6 +1732,9 @@ final class JobEngine {
         closeQuietly(progressFeed);
         chores.shutdownNow();
         finishers.shutdown();
+        if (batchCalls != null) {
+            batchCalls.shutdown(); // the dispatcher, stopped before this, waited for its last batch
+        }
     }
 
     private static void sleep(Duration d) {
