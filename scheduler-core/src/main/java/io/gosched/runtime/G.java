@@ -77,7 +77,13 @@ final class G implements Runnable {
 
     /** Link in a run queue or free list; only the queue's owner touches it. */
     G schedlink;
-    /** The M this G is mounted on, or null. */
+    /**
+     * The M this G is mounted on while it runs (or is in a syscall); read only for the running G
+     * (getg().m). Between its runs it still names the M it last ran on, or null: parks and yields
+     * leave it, so that a G running again on the same M (always so on one P) stores nothing. Under
+     * G1 a reference store into an old object costs a StoreLoad fence (the card-marking barrier),
+     * at every switch. A stale M keeps nothing alive: Ms live as long as the runtime.
+     */
     M m;
     /** Set by the G before it yields; read and cleared by its M. See OP_*. */
     int op;

@@ -22,8 +22,28 @@ final class M extends Thread {
     P oldp;
     /** See "Spinning and wakep" in Scheduler. Written only by this M. */
     boolean spinning;
-    /** The goroutine mounted on this M, or null. */
+    /**
+     * The goroutine mounted on this M, or null. Read by other threads (sysmon, stats, the safe
+     * point's stop, dumps), each of which tolerates a stale value; written only by this M, at
+     * every switch, through {@link #setCurg} with a release store: a volatile store here was a
+     * StoreLoad fence twice per goroutine switch that no reader needs.
+     */
     volatile G curg;
+
+    private static final java.lang.invoke.VarHandle CURG;
+
+    static {
+        try {
+            CURG = java.lang.invoke.MethodHandles.lookup().findVarHandle(M.class, "curg", G.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Executed only by this M. Store-release: publishes the G's fields to a reader of curg. */
+    void setCurg(G gp) {
+        CURG.setRelease(this, gp);
+    }
     /** Link on the idle M list; sched.lock must be held. */
     M schedlink;
     /**

@@ -849,10 +849,15 @@ final class Scheduler {
             return null;
         }
         P pp = mp.p;
-        mp.curg = gp;
-        gp.m = mp;
+        mp.setCurg(gp);
+        if (gp.m != mp) {
+            // See G.m: a G that runs again on the M it last ran on (always on one P) stores nothing.
+            gp.m = mp;
+        }
         gp.casgstatus(G.RUNNABLE, G.RUNNING);
-        gp.preempt = false;
+        if (gp.preempt) {
+            gp.preempt = false; // a volatile store is a StoreLoad fence: made only when a request is pending
+        }
         if (!inheritTime) {
             pp.incSchedtick();
         }
@@ -871,7 +876,7 @@ final class Scheduler {
 
         gp.coroutine.run();
 
-        mp.curg = null;
+        mp.setCurg(null);
         if (mp.isInterrupted()) {
             // An interrupt does not outlive the goroutine turn that saw it: the next goroutine
             // on this M, its notesleep and its netpoll must not inherit it (see "Interrupts" in M).
@@ -920,7 +925,6 @@ final class Scheduler {
         if (arg != null) {
             gp.parkArg = null;
         }
-        gp.m = null;
         long goid = gp.goid;
         int reasonCode = gp.waitreason; // read now: once committed, gp may run and park again elsewhere
         if (!gp.tryCasgstatus(G.RUNNING, G.WAITING)) {
@@ -945,7 +949,6 @@ final class Scheduler {
 
     /** Go: runtime/proc.go goschedImpl. Executed only by mp, after gp yielded. */
     private void goschedImpl(M mp, G gp, boolean preempted) {
-        gp.m = null;
         gp.casgstatus(G.RUNNING, G.RUNNABLE);
         if (preempted && mp.p != null) {
             mp.p.count(P.C_PREEMPTIONS);
