@@ -5,17 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.budget.MemoryBudget;
 import io.gosched.api.error.ApiExceptionHandler;
-import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
 import io.gosched.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -70,32 +65,9 @@ class FlightControllerSliceTest {
                 .codecs(c -> c.defaultCodecs().maxInMemorySize(64 << 20)).build();
     }
 
-    private static Set<Long> spawn(int n) throws InterruptedException {
-        CountDownLatch done = new CountDownLatch(n);
-        Set<Long> ids = ConcurrentHashMap.newKeySet();
-        RUNTIME.go(() -> {
-            for (int i = 0; i < n; i++) {
-                Go.go(() -> {
-                    ids.add(Go.goid());
-                    Go.yield();
-                    done.countDown();
-                });
-            }
-        });
-        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
-        return ids;
-    }
-
-    private static Set<Long> runs(JsonNode trace) {
-        return trace.get("traceEvents").valueStream()
-                .filter(e -> e.path("ph").asString().equals("X") && e.path("name").asString().matches("G\\d+"))
-                .map(e -> Long.parseLong(e.path("name").asString().substring(1)))
-                .collect(Collectors.toSet());
-    }
-
     @Test
     void theLastWindowIsANamedPerfettoAttachmentWithTheGoroutinesThatJustRan() throws Exception {
-        Set<Long> ids = spawn(50);
+        Set<Long> ids = FlightTraces.spawnYielding(RUNTIME, 50);
         var r = big().get().uri("/api/v1/trace/flight").exchange()
                 .expectStatus().isOk()
                 .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
@@ -105,12 +77,12 @@ class FlightControllerSliceTest {
         JsonNode trace = JSON.readTree(r.getResponseBody());
         assertThat(trace.path("otherData").path("recorder").asString()).isEqualTo("flight");
         assertThat(trace.path("otherData").path("windowMs").asLong()).isEqualTo(5000);
-        assertThat(runs(trace)).containsAll(ids);
+        assertThat(FlightTraces.goroutineRuns(trace)).containsAll(ids);
     }
 
     @Test
     void aKeptSnapshotIsListedAndServedWithItsReasonAndUnknownOnesAreProblemsNamingTheId() throws Exception {
-        Set<Long> ids = spawn(20);
+        Set<Long> ids = FlightTraces.spawnYielding(RUNTIME, 20);
         assertThat(flight.trigger("test", "asked by the slice test")).isTrue();
         FlightRecorderService.Kept kept = Await.value("the snapshot to be kept", Duration.ofSeconds(10),
                 () -> flight.kept().stream().filter(k -> k.reason().equals("test")).findFirst().orElse(null));
@@ -129,7 +101,7 @@ class FlightControllerSliceTest {
                 .isEqualTo("attachment; filename=\"gosched-flight-" + kept.id() + ".json\"");
         JsonNode trace = JSON.readTree(r.getResponseBody());
         assertThat(trace.path("otherData").path("reason").asString()).isEqualTo("test");
-        assertThat(runs(trace)).containsAll(ids);
+        assertThat(FlightTraces.goroutineRuns(trace)).containsAll(ids);
 
         for (String id : List.of("999999", "nope")) {
             http.get().uri("/api/v1/trace/flight/snapshots/" + id).exchange()

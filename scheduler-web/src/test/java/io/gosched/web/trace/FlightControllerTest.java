@@ -3,15 +3,11 @@ package io.gosched.web.trace;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.testing.Await;
-import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -51,19 +47,7 @@ class FlightControllerTest {
 
     @Test
     void theLastWindowIsAPerfettoFileWithTheGoroutinesThatJustRan() throws Exception {
-        int n = 200;
-        CountDownLatch done = new CountDownLatch(n);
-        Set<Long> ids = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        runtime.go(() -> {
-            for (int i = 0; i < n; i++) {
-                Go.go(() -> {
-                    ids.add(Go.goid());
-                    Go.yield();
-                    done.countDown();
-                });
-            }
-        });
-        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
+        Set<Long> ids = FlightTraces.spawnYielding(runtime, 200);
         EntityExchangeResult<byte[]> r = big().get().uri("/api/v1/trace/flight").exchange()
                 .expectStatus().isOk().expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
                 .expectBody().returnResult();
@@ -72,11 +56,7 @@ class FlightControllerTest {
         JsonNode trace = JSON.readTree(r.getResponseBody());
         assertThat(trace.path("otherData").path("recorder").asString()).isEqualTo("flight");
         assertThat(trace.path("otherData").path("windowMs").asLong()).isEqualTo(3000);
-        Set<Long> runs = trace.get("traceEvents").valueStream()
-                .filter(e -> e.path("ph").asString().equals("X") && e.path("name").asString().matches("G\\d+"))
-                .map(e -> Long.parseLong(e.path("name").asString().substring(1)))
-                .collect(Collectors.toSet());
-        assertThat(runs).containsAll(ids);
+        assertThat(FlightTraces.goroutineRuns(trace)).containsAll(ids);
     }
 
     @Test
