@@ -49,6 +49,18 @@ class GoschedApplicationTest {
         assertThat(text).containsPattern("(?m)^gosched_sched_latencies_seconds_count\\{application=\"gosched\"} [1-9]");
     }
 
+    /**
+     * Requests are observed as requests, not filter by filter: Spring Security's per-phase
+     * observations were a fifth of a request's CPU (see ApiSecurityAutoConfiguration).
+     */
+    @Test
+    void requestsAreTimedButNotEachSecurityFilter() {
+        MeterTraffic.runJobAndChannelOps(client, "app-test-observations");
+        String text = MeterTraffic.scrape(client);
+        assertThat(text).containsPattern("(?m)^http_server_requests_seconds_count\\{.*uri=\"/api/v1/jobs\".*} [1-9]");
+        assertThat(text).doesNotContainPattern("(?m)^spring_security_");
+    }
+
     @Test
     void aSkewedWorkloadShowsUpAsSteals() throws Exception {
         assumeTrue(runtime.gomaxprocs() > 1, "stealing needs two Ps; GOMAXPROCS is " + runtime.gomaxprocs());

@@ -13,12 +13,14 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.security.oauth2.server.resource.autoconfigure.reactive.JwkSetUriReactiveJwtDecoderBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.security.config.observation.SecurityObservationSettings;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.config.web.server.ServerHttpSecurity.AuthorizeExchangeSpec;
 import org.springframework.security.authentication.AuthenticationServiceException;
@@ -97,6 +99,22 @@ public class ApiSecurityAutoConfiguration {
     public JwkSetUriReactiveJwtDecoderBuilderCustomizer goschedJwkSetFetchLimit() {
         return builder -> builder.webClient(WebClient.builder()
                 .filter(new JwkSetFetchLimit(JWK_SET_MIN_REFRESH, Clock.systemUTC())).build());
+    }
+
+    /**
+     * The security filter chain is not observed. With an observation registry present, Spring
+     * Security wraps every filter phase, the authorization and the authentication of each request in
+     * Micrometer observations, each a timer lookup with its tags: about a fifth of the CPU of a job
+     * submission or a channel send in a JFR profile under wrk (bench/results/NOTES.md, "HTTP
+     * throughput"), for {@code spring_security_*} timers no dashboard or alert reads. The request
+     * itself is still observed ({@code http_server_requests_seconds}), and refusals are counted by
+     * the problem handler's own metrics. A deployment that wants the filter timers back declares its
+     * own {@link SecurityObservationSettings}.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public SecurityObservationSettings goschedSecurityObservationSettings() {
+        return SecurityObservationSettings.noObservations();
     }
 
     /** Spring's strict firewall, named here so that nobody swaps it for a lenient one by accident. */
