@@ -42,10 +42,20 @@ public final class MeterTraffic {
         }
     }
 
+    /**
+     * The whole exposition, however long. A scrape grows by about 18 KiB with each (method, URI,
+     * status) a request was timed under (http.server.requests keeps a percentile histogram of 69
+     * buckets for the dashboard's p99), so a context shared by many test classes passes the
+     * client's default 256 KiB buffer; Prometheus itself sets no limit.
+     */
     public static String scrape(WebTestClient client) {
-        return client.get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
+        return client.mutate().codecs(c -> c.defaultCodecs().maxInMemorySize(SCRAPE_LIMIT)).build()
+                .get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
                 .expectBody(String.class).returnResult().getResponseBody();
     }
+
+    /** Far above any scrape the tests make; a runaway metric still fails instead of filling the heap. */
+    static final int SCRAPE_LIMIT = 16 * 1024 * 1024;
 
     static void sleep(long ms) {
         try {

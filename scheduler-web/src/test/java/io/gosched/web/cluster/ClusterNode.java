@@ -1,6 +1,7 @@
 package io.gosched.web.cluster;
 
 import io.gosched.GoschedApplication;
+import io.gosched.web.MeterTraffic;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -150,8 +151,7 @@ final class ClusterNode implements AutoCloseable {
     }
 
     String scrape() {
-        return client.get().uri("/actuator/prometheus").exchange().expectStatus().isOk().expectBody(String.class).returnResult()
-                .getResponseBody();
+        return MeterTraffic.scrape(client);
     }
 
     @Override
