@@ -373,14 +373,17 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
                 }
             }
             int[] fetched = {0};
-            fetch(pullOrder.get(i), want, 0, m -> {
+            boolean answered = fetch(pullOrder.get(i), want, 0, m -> {
                 fetched[0]++;
                 NatsJobLease lease = lease(m);
                 if (lease != null) {
                     out.add(lease);
                 }
             });
-            if (fetched[0] < want) {
+            // Only a fetch the server answered says the consumer is empty: one that failed (a
+            // request refused or timed out on a loaded server) leaves it named for the next scan
+            // instead of hiding its tickets, behind lower priorities, until the next full scan.
+            if (answered && fetched[0] < want) {
                 synchronized (kickLock) {
                     emptyAt[i] = seen; // a kick after `seen` keeps it named
                 }
@@ -426,7 +429,8 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
      * Fetches up to {@code max} messages from {@code c}: without waiting when {@code waitMs} is 0,
      * else waiting up to {@code waitMs} for the first. A failure (NATS gone) ends the fetch early.
      */
-    private void fetch(ConsumerContext c, int max, long waitMs, OnMessage each) throws InterruptedException {
+    /** Fetches and hands each message on; returns whether the fetch ended as the server answered it. */
+    private boolean fetch(ConsumerContext c, int max, long waitMs, OnMessage each) throws InterruptedException {
         FetchConsumeOptions opts = waitMs <= 0 ? FetchConsumeOptions.builder().maxMessages(max).noWait().build()
                 : FetchConsumeOptions.builder().maxMessages(max).noWaitExpiresIn(waitMs).build();
         try (FetchConsumer fc = c.fetch(opts)) {
@@ -434,6 +438,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
             while ((m = fc.nextMessage()) != null) {
                 each.accept(m);
             }
+            return true;
         } catch (IOException | JetStreamApiException | JetStreamStatusCheckedException | IllegalStateException e) {
             log.debug("fetch from " + c.getConsumerName() + " failed", e);
         } catch (InterruptedException e) {
@@ -441,6 +446,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         } catch (Exception e) {
             log.debug("fetch from " + c.getConsumerName() + " ended", e);
         }
+        return false;
     }
 
     // ---------------------------------------------------------------- delayed tickets

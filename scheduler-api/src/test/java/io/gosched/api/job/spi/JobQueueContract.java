@@ -87,13 +87,16 @@ public interface JobQueueContract {
         List<JobTicket> expected = new ArrayList<>(sent);
         expected.sort((x, y) -> Integer.compare(y.priority(), x.priority())); // stable: FIFO within a level
         List<JobTicket> pulled = new ArrayList<>();
+        List<String> pulls = new ArrayList<>(); // each pull's ids and how long it took, for a failure's message
         while (pulled.size() < sent.size()) {
+            long t0 = System.nanoTime();
             List<JobLease> got = q.pull(7, Duration.ofSeconds(2));
             assertThat(got).as("a pull after %d of %d", pulled.size(), sent.size()).isNotEmpty().hasSizeLessThanOrEqualTo(7);
+            pulls.add(ids(got) + " in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             got.forEach(l -> pulled.add(l.ticket()));
             got.forEach(JobLease::complete);
         }
-        assertThat(pulled).containsExactlyElementsOf(expected);
+        assertThat(pulled).as("pulls: %s", pulls).containsExactlyElementsOf(expected);
     }
 
     @Test
