@@ -82,7 +82,15 @@ class NatsClusterTest {
             }
         }
         assertThat(got).as("every ticket, with one of three servers dead\n" + cluster.logTail()).hasSize(50);
-        assertThat(s.get("job-49")).isPresent();
+        // A KV read is a direct get, which any replica may answer (jnats sets allow_direct on every
+        // bucket): right after the failover a follower still catching up can answer "no such key"
+        // for an acknowledged record (seen once in CI). The record survives; the read may lag for
+        // a moment. docs/cluster.md, "Reads right after a failover", says what this means for nodes.
+        long readBy = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (s.get("job-49").isEmpty() && System.nanoTime() < readBy) {
+            Thread.sleep(100);
+        }
+        assertThat(s.get("job-49")).as("an acknowledged record, once the replicas caught up").isPresent();
         assertThat(conn.nats().getConnectedUrl()).as("failed over").isNotEqualTo(connectedTo);
     }
 }
