@@ -85,7 +85,7 @@ class NatsClusterTest {
         // A KV read is a direct get, which any replica may answer (jnats sets allow_direct on every
         // bucket): right after the failover a follower still catching up can answer "no such key"
         // for an acknowledged record (seen once in CI). The record survives; the read may lag for
-        // a moment. docs/cluster.md, "Reads right after a failover", says what this means for nodes.
+        // a moment. docs/cluster.md, "Reads from a replica catching up", says what this means for nodes.
         long readBy = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (s.get("job-49").isEmpty() && System.nanoTime() < readBy) {
             Thread.sleep(100);

@@ -115,6 +115,12 @@ final class JobEngine {
     private static final Duration RETRY_WRITE = Duration.ofMillis(500);
     /** How long a pulled ticket of a manual retry waits for the retry's CAS to land before it counts as stale. */
     private static final Duration RETRY_IN_FLIGHT = Duration.ofSeconds(2);
+    /**
+     * When a pulled ticket's record reads as absent in a cluster, how long the ticket waits before it
+     * is read again: a replica catching up applies a creation within milliseconds, a failover within
+     * a second or two, and each wait spends one of the ticket's max-deliver deliveries.
+     */
+    private static final Duration ABSENT_RECORD_RECHECK = Duration.ofMillis(500);
 
     private final GoRuntime runtime;
     private final ChannelService channels;
@@ -837,6 +843,15 @@ final class JobEngine {
                 return null;
             }
         }
+        if (cur.isEmpty() && !local) {
+            // A ticket is published only after its record was created, so in a cluster an absent
+            // record is a read from a replica that has not applied the creation yet (KV reads are
+            // direct gets, answered by any replica). Dropping the ticket would leave the job queued
+            // for ever; it comes back after the recheck, and a record that never appears makes it a
+            // dead letter after max-deliver deliveries, like any ticket nobody can finish.
+            release(lease, ABSENT_RECORD_RECHECK);
+            return null;
+        }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
             parsed.remove(t.jobId());
             complete(lease);
@@ -1307,8 +1322,12 @@ final class JobEngine {
     }
 
     private void release(JobLease lease) {
+        release(lease, Duration.ZERO);
+    }
+
+    private void release(JobLease lease, Duration delay) {
         try {
-            lease.release(Duration.ZERO);
+            lease.release(delay);
         } catch (RuntimeException e) {
             log.debug("release of " + lease + " failed; it lapses after the ack wait instead", e);
         }

@@ -1,0 +1,167 @@
+package io.gosched.api.job;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.job.local.InMemoryJobQueue;
+import io.gosched.api.job.local.InMemoryJobStore;
+import io.gosched.api.job.spi.IdempotencyEntry;
+import io.gosched.api.job.spi.JobNode;
+import io.gosched.api.job.spi.JobRecord;
+import io.gosched.api.job.spi.JobStore;
+import io.gosched.api.job.spi.Versioned;
+import io.gosched.api.testapp.TestProperties;
+import io.gosched.api.workload.WorkloadParser;
+import io.gosched.api.workload.WorkloadTemplates;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedulerConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * In a cluster a record read may come from a replica that has not yet applied the record's
+ * creation (NATS KV reads are direct gets, answered by any replica; docs/cluster.md, "Reads from a
+ * replica catching up"). A ticket is published only after its record was created, so a claim that
+ * reads no record must give the store time instead of dropping the ticket: dropped, the job would
+ * stay queued for ever with no ticket to run it.
+ */
+class StaleReadClaimTest {
+
+    GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
+    JobService jobs;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (jobs != null) {
+            jobs.cancelAll(Duration.ofSeconds(5));
+        }
+        runtime.shutdown(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void aClaimThatReadsNoRecordLeavesTheTicketForALaterRead() throws Exception {
+        ApiProperties p = TestProperties.api(Map.of());
+        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
+        ServiceBudget budget = ServiceBudget.of(p, metrics);
+        StaleFirstRead store = new StaleFirstRead(InMemoryJobStore.unbounded(Clock.systemUTC()));
+        JobNode node = new JobNode() {
+            @Override
+            public String id() {
+                return "n1";
+            }
+
+            @Override
+            public boolean isLeader() {
+                return true;
+            }
+        };
+        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
+                new WorkloadTemplates(), Clock.systemUTC(), budget,
+                new JobService.Ports(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, node, null));
+        String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}"), null)
+                .job().id();
+        JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(20), x -> x.state() == JobState.SUCCEEDED);
+        assertThat(v.attempt()).isEqualTo(1);
+        assertThat(store.staleReads).as("the claim met the stale read").contains(id);
+    }
+
+    /** Answers "no such record" to the first full read of each record, as a replica catching up would. */
+    static final class StaleFirstRead implements JobStore {
+        final JobStore d;
+        final Set<String> staleReads = ConcurrentHashMap.newKeySet();
+
+        StaleFirstRead(JobStore d) {
+            this.d = d;
+        }
+
+        @Override
+        public Optional<Versioned<JobRecord>> get(String id) {
+            return staleReads.add(id) ? Optional.empty() : d.get(id);
+        }
+
+        @Override
+        public Optional<Versioned<JobRecord>> summary(String id) {
+            return d.summary(id); // the API's GET, which this test polls; the claim reads with get
+        }
+
+        @Override
+        public Optional<Versioned<JobRecord>> create(JobRecord job) {
+            return d.create(job);
+        }
+
+        @Override
+        public Optional<Versioned<JobRecord>> replace(JobRecord next, long expectedRevision) {
+            return d.replace(next, expectedRevision);
+        }
+
+        @Override
+        public boolean remove(String id, long expectedRevision) {
+            return d.remove(id, expectedRevision);
+        }
+
+        @Override
+        public List<Versioned<JobRecord>> list() {
+            return d.list();
+        }
+
+        @Override
+        public int evict(int maxFinished, Instant finishedBefore) {
+            return d.evict(maxFinished, finishedBefore);
+        }
+
+        @Override
+        public Optional<Versioned<IdempotencyEntry>> claimKey(String key, IdempotencyEntry entry) {
+            return d.claimKey(key, entry);
+        }
+
+        @Override
+        public Optional<Versioned<IdempotencyEntry>> key(String key) {
+            return d.key(key);
+        }
+
+        @Override
+        public boolean releaseKey(String key, long expectedRevision) {
+            return d.releaseKey(key, expectedRevision);
+        }
+
+        @Override
+        public AutoCloseable watch(String id, Consumer<JobRecord> onChange) {
+            return d.watch(id, onChange);
+        }
+
+        @Override
+        public AutoCloseable watchAll(ChangeListener listener) {
+            return d.watchAll(listener);
+        }
+
+        @Override
+        public void publishProgress(Progress progress) {
+            d.publishProgress(progress);
+        }
+
+        @Override
+        public AutoCloseable watchProgress(String id, Consumer<Progress> onProgress) {
+            return d.watchProgress(id, onProgress);
+        }
+
+        @Override
+        public AutoCloseable watchAllProgress(Consumer<Progress> onProgress) {
+            return d.watchAllProgress(onProgress);
+        }
+    }
+}
