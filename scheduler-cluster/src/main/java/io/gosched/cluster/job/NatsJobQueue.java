@@ -428,8 +428,9 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     /**
      * Fetches up to {@code max} messages from {@code c}: without waiting when {@code waitMs} is 0,
      * else waiting up to {@code waitMs} for the first. A failure (NATS gone) ends the fetch early.
+     *
+     * @return whether the fetch ended as the server answered it (false after a failure)
      */
-    /** Fetches and hands each message on; returns whether the fetch ended as the server answered it. */
     private boolean fetch(ConsumerContext c, int max, long waitMs, OnMessage each) throws InterruptedException {
         FetchConsumeOptions opts = waitMs <= 0 ? FetchConsumeOptions.builder().maxMessages(max).noWait().build()
                 : FetchConsumeOptions.builder().maxMessages(max).noWaitExpiresIn(waitMs).build();
