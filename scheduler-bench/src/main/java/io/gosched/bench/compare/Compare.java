@@ -178,11 +178,14 @@ public final class Compare {
         final String hello;
 
         PeerProcess(String peer, int procs, Options o) throws IOException, InterruptedException {
-            this(peer, procs, o, o.heap, "");
+            this(peer, procs, o, o.heap, true, "");
         }
 
-        /** tag: added to the JFR file's name, so a short-lived process does not overwrite the long-lived one's. */
-        PeerProcess(String peer, int procs, Options o, String heap, String tag) throws IOException, InterruptedException {
+        /**
+         * preTouch: -XX:+AlwaysPreTouch for a JVM peer (see there). tag: added to the JFR file's
+         * name, so a short-lived process does not overwrite the long-lived one's.
+         */
+        PeerProcess(String peer, int procs, Options o, String heap, boolean preTouch, String tag) throws IOException, InterruptedException {
             this.peer = peer;
             this.procs = procs;
             List<String> cmd = new ArrayList<>();
@@ -199,6 +202,16 @@ public final class Compare {
                 // sleeper late by them (mean lateness 17-42 ms instead of 4 ms for gosched).
                 cmd.add("-Xms" + heap);
                 cmd.add("-Xmx" + heap);
+                if (preTouch) {
+                    // Every page of that heap touched once at start-up, as a latency-sensitive
+                    // service would run. Otherwise the first run to allocate into a region G1 had
+                    // not used yet pays a page fault per 4 KiB, and on this VM (Firecracker) that
+                    // made a 1-P ping-pong run 900 ns a round trip instead of 410 in two runs of
+                    // three, whichever runs happened to reach fresh regions: a peer's figure
+                    // depended on how much it allocated before, not on what it did. The parked
+                    // runs do without it, since their RSS figure counts the pages they touch.
+                    cmd.add("-XX:+AlwaysPreTouch");
+                }
                 cmd.add("--add-exports");
                 cmd.add("java.base/jdk.internal.vm=ALL-UNNAMED");
                 // Every JVM peer gets the same flags; each uses only its own.
@@ -360,7 +373,7 @@ public final class Compare {
                 // RSS only grows within a process (and with -Xms = -Xmx the JVM's heap is never
                 // uncommitted): a baseline taken in a process that already ran 1M goroutines would
                 // hide the parked goroutines' pages. One fresh process per parked run.
-                pp = fresh = new PeerProcess(peer, p, o, o.parkedHeap, "-parked-" + System.nanoTime());
+                pp = fresh = new PeerProcess(peer, p, o, o.parkedHeap, false, "-parked-" + System.nanoTime());
                 versions.putIfAbsent(peer, pp.hello);
             } else if (pp == null) {
                 pp = new PeerProcess(peer, p, o);
@@ -481,7 +494,7 @@ public final class Compare {
             sb.append("\n");
         }
         sb.append("- JVM peers: JDK ").append(Runtime.version()).append(", -Xms=-Xmx=").append(o.heap)
-                .append(", default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
+                .append(", -XX:+AlwaysPreTouch, default GC; each peer in its own process").append(o.jvmOpts.isEmpty() ? "" : ", " + o.jvmOpts)
                 .append("\n");
         if (o.workloads.contains(BenchWorkload.PARKED)) {
             sb.append("- parked: every run in a fresh peer process (RSS only grows within one), JVM peers -Xms=-Xmx=")
