@@ -278,6 +278,11 @@ final class RunQueue extends RunQueuePad2 {
         return n + (runnext != null ? 1 : 0);
     }
 
+    /** Whether the ring (runnext aside) looks empty; racy. Can be executed by any P. */
+    boolean ringLooksEmpty() {
+        return lvTail() - lvHead() <= 0;
+    }
+
     /** The G in runnext, for scheddetail. Can be executed by any P. */
     G peekNext() {
         return runnext;

@@ -136,6 +136,8 @@ final class Sched {
     final AtomicLong spawnedOutside = new AtomicLong();
     /** Goroutines that ended on an M without a P; guarded by lock. */
     long exitedWithoutP;
+    /** Spinning Ms that wakep started (woke or created): each one a futex wake-up or a new thread. */
+    final AtomicLong spinnerStarts = new AtomicLong();
     final AtomicLong preemptHandoffs = new AtomicLong();
     final AtomicLong syscallHandoffs = new AtomicLong();
     /** Ms currently in a syscall (between entersyscall and exitsyscall). */
