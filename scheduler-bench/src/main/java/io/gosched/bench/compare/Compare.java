@@ -294,7 +294,24 @@ public final class Compare {
     /** All outcomes of one (workload, peer): results of measured rounds and failure messages. */
     static final class Cell {
         final List<Result> ok = new ArrayList<>();
+        /** The measured round of each entry of ok, where recorded; an entry beyond it counts as round = its index. */
+        final List<Integer> rounds = new ArrayList<>();
         final List<String> failures = new ArrayList<>();
+
+        void add(int round, Result r) {
+            ok.add(r);
+            rounds.add(round);
+        }
+
+        /** The metric's value in each measured round this cell has one for. */
+        Map<Integer, Double> byRound(String metric) {
+            Map<Integer, Double> m = new HashMap<>();
+            for (int i = 0; i < ok.size(); i++) {
+                Double v = ok.get(i).metrics().get(metric);
+                if (v != null && !Double.isNaN(v)) m.put(i < rounds.size() ? rounds.get(i) : i, v);
+            }
+            return m;
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -336,7 +353,8 @@ public final class Compare {
                     int p = w == BenchWorkload.GOSCHED ? 1 : o.procs;
                     for (int k = 0; k < o.peers.size(); k++) {
                         String peer = o.peers.get((k + r) % o.peers.size());
-                        String outcome = runOne(o, procs, versions, peer, p, w, n, m, measured ? cells.get(new Key(w, peer)) : null);
+                        String outcome = runOne(o, procs, versions, peer, p, w, n, m, measured ? cells.get(new Key(w, peer)) : null,
+                                r - o.warmup);
                         System.err.printf(Locale.ROOT, "[%s %d/%d] %-9s %-7s %s%n",
                                 measured ? "round" : "warm ", measured ? r - o.warmup + 1 : r + 1,
                                 measured ? o.rounds : o.warmup, w.id(), peer, outcome);
@@ -363,7 +381,7 @@ public final class Compare {
 
     /** Runs one round of w on peer; returns the progress text. A null cell means warm-up. */
     private static String runOne(Options o, Map<String, PeerProcess> procs, Map<String, String> versions,
-                                 String peer, int p, BenchWorkload w, long n, long m, Cell cell) throws InterruptedException {
+                                 String peer, int p, BenchWorkload w, long n, long m, Cell cell, int round) throws InterruptedException {
         String key = peer + "/" + p;
         String failure;
         PeerProcess fresh = null;
@@ -391,7 +409,7 @@ public final class Compare {
                 if (r.check() != want) {
                     failure = "WRONG check " + r.check() + ", want " + want;
                 } else {
-                    if (cell != null) cell.ok.add(r);
+                    if (cell != null) cell.add(round, r);
                     return r.toLine();
                 }
             } else {
@@ -441,6 +459,36 @@ public final class Compare {
     static Double medianOf(Cell c, String metric) {
         if (c == null || c.ok.isEmpty()) return null;
         return median(c.ok.stream().map(r -> r.metrics().get(metric)).toList());
+    }
+
+    /**
+     * A ratio column: the median over the measured rounds of num's value divided by den's in the
+     * same round, with the lowest and highest of those ratios ("0.63 (0.47–0.74)"). Within a round
+     * the peers run one after another, seconds apart, so a round's ratio does not move when this
+     * shared VM slows down or speeds up for a while (one round of a run measured every peer 2.5
+     * times faster than the others), which a ratio of the two medians does. "∞" when den is 0 in
+     * every round (a hog latency of 0), "—" when no round has both.
+     */
+    static String pairedRatio(Cell num, Cell den, String metric) {
+        if (num == null || den == null) return "—";
+        Map<Integer, Double> d = den.byRound(metric);
+        List<Double> ratios = new ArrayList<>();
+        boolean zeroDen = false;
+        for (Map.Entry<Integer, Double> e : num.byRound(metric).entrySet()) {
+            Double g = d.get(e.getKey());
+            if (g == null) continue;
+            if (g == 0) {
+                zeroDen = true;
+            } else {
+                ratios.add(e.getValue() / g);
+            }
+        }
+        if (ratios.isEmpty()) return zeroDen ? "∞" : "—";
+        String m = String.format(Locale.ROOT, "%.2f", median(ratios));
+        if (ratios.size() < 2) return m;
+        double lo = ratios.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+        double hi = ratios.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+        return String.format(Locale.ROOT, "%s (%.2f–%.2f)", m, lo, hi);
     }
 
     static String fmt(double v) {
@@ -514,8 +562,9 @@ public final class Compare {
         List<String> sizes = new ArrayList<>();
         for (BenchWorkload w : o.workloads) sizes.add(w.id() + " " + w.n(o.quick) + (w.m(o.quick) != 0 ? "," + w.m(o.quick) : ""));
         sb.append(String.join("; ", sizes)).append("\n\n");
-        sb.append("Lower is better everywhere. `peer/gosched` > 1 means gosched is ahead of that peer."
-                + " ±: the largest distance of a measured round from the median.\n\n");
+        sb.append("Lower is better everywhere. `peer/gosched` > 1 means gosched is ahead of that peer:"
+                + " the median of the rounds' own ratios (peer's figure over gosched's in the same round), with the"
+                + " lowest and highest in parentheses. ±: the largest distance of a measured round from the median.\n\n");
 
         List<String> others = o.peers.stream().filter(p -> !p.equals("gosched")).toList();
         boolean hasGosched = o.peers.contains("gosched");
@@ -540,18 +589,13 @@ public final class Compare {
                     sb.append(' ').append(s).append(" |");
                 }
                 if (hasGosched) {
-                    Double g = medianOf(cells.get(new Key(w, "gosched")), metric);
+                    Cell g = cells.get(new Key(w, "gosched"));
                     for (String p : others) {
-                        Double v = medianOf(cells.get(new Key(w, p)), metric);
-                        String s = g == null || v == null ? "—" : g == 0 ? "∞" : String.format(Locale.ROOT, "%.2f", v / g);
-                        sb.append(' ').append(s).append(" |");
+                        sb.append(' ').append(pairedRatio(cells.get(new Key(w, p)), g, metric)).append(" |");
                     }
                 }
-                Double vt = medianOf(cells.get(new Key(w, "vt")), metric);
                 for (String p : vtOver) {
-                    Double g = medianOf(cells.get(new Key(w, p)), metric);
-                    String s = g == null || vt == null ? "—" : g == 0 ? "∞" : String.format(Locale.ROOT, "%.2f", vt / g);
-                    sb.append(' ').append(s).append(" |");
+                    sb.append(' ').append(pairedRatio(cells.get(new Key(w, "vt")), cells.get(new Key(w, p)), metric)).append(" |");
                 }
                 sb.append('\n');
             }

@@ -48,15 +48,37 @@ class CompareReportTest {
     }
 
     @Test
-    void everyCellShowsItsMedianWithItsSpreadAndTheRatioStaysAsBefore() {
+    void everyCellShowsItsMedianWithItsSpreadAndTheRatioIsThatOfEachRound() {
         String md = report(QuietGuard.Verdict.QUIET, Map.of(
                 "gosched", List.of(parked(800, 900), parked(820, 950), parked(760, 1000)),
                 "vt", List.of(parked(1600, 1800), parked(1600, 1800))));
-        // gosched heap: median 800, farthest round 760 -> 5 %; vt: two equal rounds -> 0 %; ratio 1600/800.
-        assertThat(md).contains("| parked | heap after GC, B per parked goroutine | 800 ±5% | 1600 ±0% | 2.00 |");
-        assertThat(md).contains("| parked | RSS, B per parked goroutine | 950 ±5% | 1800 ±0% | 1.89 |");
+        // gosched heap: median 800, farthest round 760 -> 5 %; vt: two equal rounds -> 0 %.
+        // Ratios of the two rounds both peers have: 1600/800 = 2.00 and 1600/820 = 1.95.
+        assertThat(md).contains("| parked | heap after GC, B per parked goroutine | 800 ±5% | 1600 ±0% | 1.98 (1.95–2.00) |");
+        assertThat(md).contains("| parked | RSS, B per parked goroutine | 950 ±5% | 1800 ±0% | 1.95 (1.89–2.00) |");
         assertThat(md).contains("fresh peer process", "-Xms=-Xmx=4g", "MemoryMXBean", "HeapInuse+StackInuse",
                 "after 3 warm-up passes", "RSS less one taken at the start of the process");
+    }
+
+    @Test
+    void aRoundWhereTheWholeMachineRanFasterDoesNotMoveTheRatio() {
+        Compare.Cell g = new Compare.Cell(), vt = new Compare.Cell();
+        double[][] rounds = {{800, 480}, {760, 470}, {900, 560}, {820, 500}, {330, 235}}; // gosched, vt; round 4 all fast
+        for (int r = 0; r < rounds.length; r++) {
+            g.add(r, Result.parse("check=1 ns_op=" + rounds[r][0]));
+            vt.add(r, Result.parse("check=1 ns_op=" + rounds[r][1]));
+        }
+        // The medians' ratio would be 480/800 = 0.60; the rounds' own ratios are 0.60, 0.62, 0.62, 0.61, 0.71.
+        assertThat(Compare.pairedRatio(vt, g, "ns_op")).isEqualTo("0.62 (0.60–0.71)");
+        // A round one peer failed is left out, not paired with another round.
+        Compare.Cell partial = new Compare.Cell();
+        partial.add(1, Result.parse("check=1 ns_op=380"));
+        partial.add(3, Result.parse("check=1 ns_op=410"));
+        assertThat(Compare.pairedRatio(partial, g, "ns_op")).isEqualTo("0.50 (0.50–0.50)");
+        Compare.Cell zero = new Compare.Cell();
+        zero.add(0, Result.parse("check=1 ns_op=0"));
+        assertThat(Compare.pairedRatio(vt, zero, "ns_op")).isEqualTo("∞");
+        assertThat(Compare.pairedRatio(vt, new Compare.Cell(), "ns_op")).isEqualTo("—");
     }
 
     @Test
