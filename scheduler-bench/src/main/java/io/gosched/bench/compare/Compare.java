@@ -466,12 +466,14 @@ public final class Compare {
      * same round, with the lowest and highest of those ratios ("0.63 (0.47–0.74)"). Within a round
      * the peers run one after another, seconds apart, so a round's ratio does not move when this
      * shared VM slows down or speeds up for a while (one round of a run measured every peer 2.5
-     * times faster than the others), which a ratio of the two medians does. "∞" when den is 0 in
-     * every round (a hog latency of 0), "—" when no round has both.
+     * times faster than the others), which a ratio of the two medians does. "∞" when den's median
+     * is 0 (a hog latency of 0 in most rounds: the ratio of a round with a few ns is meaningless),
+     * "—" when no round has both.
      */
     static String pairedRatio(Cell num, Cell den, String metric) {
         if (num == null || den == null) return "—";
         Map<Integer, Double> d = den.byRound(metric);
+        if (!d.isEmpty() && !num.byRound(metric).isEmpty() && median(new ArrayList<>(d.values())) == 0) return "∞";
         List<Double> ratios = new ArrayList<>();
         boolean zeroDen = false;
         for (Map.Entry<Integer, Double> e : num.byRound(metric).entrySet()) {

@@ -78,6 +78,9 @@ class CompareReportTest {
         Compare.Cell zero = new Compare.Cell();
         zero.add(0, Result.parse("check=1 ns_op=0"));
         assertThat(Compare.pairedRatio(vt, zero, "ns_op")).isEqualTo("∞");
+        Compare.Cell mostlyZero = new Compare.Cell(); // a hog's p50: 0 but for one round of a few ns
+        for (int r = 0; r < 5; r++) mostlyZero.add(r, Result.parse("check=1 ns_op=" + (r == 2 ? 0.00006 : 0)));
+        assertThat(Compare.pairedRatio(vt, mostlyZero, "ns_op")).isEqualTo("∞");
         assertThat(Compare.pairedRatio(vt, new Compare.Cell(), "ns_op")).isEqualTo("—");
     }
 
