@@ -1347,15 +1347,7 @@ final class Scheduler {
      * Go: runtime/proc.go checkRunqsNoP
      */
     private P checkRunqsNoP(P[] allp, int procs, boolean busySeen) {
-        boolean work = busySeen;
-        for (int i = 0; i < procs && i < allp.length && !work; i++) {
-            P p2 = allp[i];
-            work = !p2.idle && !p2.runq.isEmpty();
-        }
-        for (P p2 : sched.spares) {
-            work |= !p2.idle && !p2.runq.isEmpty();
-        }
-        if (!work) {
+        if (!busySeen && !anyPHoldsWork(allp, procs, true)) {
             return null;
         }
         sched.lock.lock();
@@ -1505,22 +1497,29 @@ final class Scheduler {
 
     /** Whether the global queue or some P's ring holds a G that a spinning M could take. Racy. */
     private boolean workForAnotherM() {
-        if (!sched.runq.isEmpty()) {
-            return true;
-        }
-        P[] allp = sched.allp;
-        int procs = sched.gomaxprocs;
+        return !sched.runq.isEmpty() || anyPHoldsWork(sched.allp, sched.gomaxprocs, false);
+    }
+
+    /**
+     * Whether a busy P among the first procs of allp, or a lent spare, holds a G in its ring, or
+     * also in its runnext with withRunnext. An idle P holds none (pidleput). Racy, lock-free.
+     */
+    private boolean anyPHoldsWork(P[] allp, int procs, boolean withRunnext) {
         for (int i = 0; i < procs && i < allp.length; i++) {
-            if (!allp[i].runq.ringLooksEmpty()) {
+            if (holdsWork(allp[i], withRunnext)) {
                 return true;
             }
         }
         for (P p2 : sched.spares) {
-            if (!p2.runq.ringLooksEmpty()) {
+            if (holdsWork(p2, withRunnext)) {
                 return true;
             }
         }
         return false;
+    }
+
+    private static boolean holdsWork(P pp, boolean withRunnext) {
+        return !pp.idle && !(withRunnext ? pp.runq.isEmpty() : pp.runq.ringLooksEmpty());
     }
 
     /**
