@@ -294,7 +294,7 @@ public final class Compare {
     /** All outcomes of one (workload, peer): results of measured rounds and failure messages. */
     static final class Cell {
         final List<Result> ok = new ArrayList<>();
-        /** The measured round of each entry of ok, where recorded; an entry beyond it counts as round = its index. */
+        /** The measured round of each entry of ok (filled together by {@link #add}). */
         final List<Integer> rounds = new ArrayList<>();
         final List<String> failures = new ArrayList<>();
 
@@ -308,7 +308,7 @@ public final class Compare {
             Map<Integer, Double> m = new HashMap<>();
             for (int i = 0; i < ok.size(); i++) {
                 Double v = ok.get(i).metrics().get(metric);
-                if (v != null && !Double.isNaN(v)) m.put(i < rounds.size() ? rounds.get(i) : i, v);
+                if (v != null && !Double.isNaN(v)) m.put(rounds.get(i), v);
             }
             return m;
         }
@@ -472,11 +472,11 @@ public final class Compare {
      */
     static String pairedRatio(Cell num, Cell den, String metric) {
         if (num == null || den == null) return "—";
-        Map<Integer, Double> d = den.byRound(metric);
-        if (!d.isEmpty() && !num.byRound(metric).isEmpty() && median(new ArrayList<>(d.values())) == 0) return "∞";
+        Map<Integer, Double> n = num.byRound(metric), d = den.byRound(metric);
+        if (!n.isEmpty() && !d.isEmpty() && median(List.copyOf(d.values())) == 0) return "∞";
         List<Double> ratios = new ArrayList<>();
         boolean zeroDen = false;
-        for (Map.Entry<Integer, Double> e : num.byRound(metric).entrySet()) {
+        for (Map.Entry<Integer, Double> e : n.entrySet()) {
             Double g = d.get(e.getKey());
             if (g == null) continue;
             if (g == 0) {

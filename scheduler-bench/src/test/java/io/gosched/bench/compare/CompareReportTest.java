@@ -18,7 +18,8 @@ class CompareReportTest {
         for (BenchWorkload w : o.workloads) {
             for (String p : o.peers) {
                 Compare.Cell c = new Compare.Cell();
-                c.ok.addAll(byPeer.getOrDefault(p, List.of()));
+                List<Result> rs = byPeer.getOrDefault(p, List.of());
+                for (int r = 0; r < rs.size(); r++) c.add(r, rs.get(r));
                 cells.put(new Compare.Key(w, p), c);
             }
         }
