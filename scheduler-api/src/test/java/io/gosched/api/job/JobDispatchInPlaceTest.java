@@ -21,11 +21,8 @@ import io.gosched.api.testapp.ManualClock;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
-import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoroutineInfo;
-import io.gosched.runtime.SchedulerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
@@ -38,14 +35,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * woken only when the queue ran dry. Every job still runs exactly once, in pull order, within the
  * running slots, and the slot counts return to zero.
  */
-class JobDispatchInPlaceTest {
+class JobDispatchInPlaceTest extends JobServiceFixture {
 
     static final int STRESS = Integer.getInteger("gosched.stress", 1);
 
-    GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
     ChannelService channels;
-    JobService jobs;
 
     void service(Map<String, String> props) {
         ApiProperties p = TestProperties.api(new HashMap<>(props));
@@ -53,14 +48,6 @@ class JobDispatchInPlaceTest {
         ServiceBudget budget = ServiceBudget.of(p, metrics);
         channels = new ChannelService(p, metrics, budget);
         jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), clock, budget);
-    }
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        if (jobs != null) {
-            jobs.cancelAll(Duration.ofSeconds(5));
-        }
-        runtime.shutdown(Duration.ofSeconds(5));
     }
 
     JobView await(String id, JobState state) {

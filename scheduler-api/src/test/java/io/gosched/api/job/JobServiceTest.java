@@ -19,12 +19,9 @@ import io.gosched.api.testapp.ManualClock;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
-import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.Received;
-import io.gosched.runtime.SchedulerConfig;
 import io.gosched.testing.Await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,18 +30,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The job service without HTTP: admission, priority order, retention, metrics, shutdown. */
-class JobServiceTest {
+class JobServiceTest extends JobServiceFixture {
 
     static final JsonMapper JSON = JsonMapper.builder().build();
     static final int STRESS = Integer.getInteger("gosched.stress", 1);
 
-    GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     /** The service's clock: record times and ages move only when a test moves it. */
     ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
     ServiceBudget budget;
     ChannelService channels;
-    JobService jobs;
 
     void service(Map<String, String> props) {
         Map<String, String> all = new HashMap<>(props);
@@ -54,14 +49,6 @@ class JobServiceTest {
         channels = new ChannelService(p, metrics, budget);
         jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), clock,
                 budget);
-    }
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        if (jobs != null) {
-            jobs.cancelAll(Duration.ofSeconds(5));
-        }
-        runtime.shutdown(Duration.ofSeconds(5));
     }
 
     static JsonNode json(String s) {

@@ -11,10 +11,7 @@ import io.gosched.api.channel.ChannelService;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
-import io.gosched.runtime.GoRuntime;
-import io.gosched.runtime.SchedulerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -26,18 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the job will ever have (it would stay queued for ever). The embedded queue wakes the dispatcher
  * at once, so every retry here races it.
  */
-class ManualRetryTest {
-
-    GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-    JobService jobs;
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        if (jobs != null) {
-            jobs.cancelAll(Duration.ofSeconds(5));
-        }
-        runtime.shutdown(Duration.ofSeconds(5));
-    }
+class ManualRetryTest extends JobServiceFixture {
 
     JobView await(String id, JobState state, int attempt) {
         return JobAwait.view(jobs, id, "in state " + state + " in attempt " + attempt, Duration.ofSeconds(10),

@@ -24,10 +24,7 @@ import io.gosched.api.job.spi.Versioned;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
-import io.gosched.runtime.GoRuntime;
-import io.gosched.runtime.SchedulerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -40,18 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * reads no record must give the store time instead of dropping the ticket: dropped, the job would
  * stay queued for ever with no ticket to run it.
  */
-class StaleReadClaimTest {
-
-    GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-    JobService jobs;
-
-    @AfterEach
-    void stop() throws InterruptedException {
-        if (jobs != null) {
-            jobs.cancelAll(Duration.ofSeconds(5));
-        }
-        runtime.shutdown(Duration.ofSeconds(5));
-    }
+class StaleReadClaimTest extends JobServiceFixture {
 
     @Test
     void aClaimThatReadsNoRecordLeavesTheTicketForALaterRead() throws Exception {
