@@ -82,6 +82,16 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
 
     private static final Log log = LogFactory.getLog(NatsJobQueue.class);
     private static final byte[] EMPTY = new byte[0];
+    /**
+     * The delayed consumer's ack wait. The pump holds a delayed ticket only while it naks or
+     * publishes it, so the wait matters only when a nak is lost: a server killed before it
+     * stored the consumer's latest state (or a pump that died between fetch and nak) leaves the
+     * ticket handed out with no nak, and it comes back only after this wait. With 30 s, delayed
+     * tickets due in half a second were still missing 20 s after a restart (NatsJobQueueContract
+     * .aKilledServerRestartsWithEveryTicketItAcknowledged, once in CI). A pump slower than this
+     * gets the ticket again and publishes it twice, which the stream's duplicate window absorbs.
+     */
+    static final Duration DELAYED_ACK_WAIT = Duration.ofSeconds(5);
     /** A delayed ticket due within this is treated as due: a nak shorter than the round trip buys nothing. */
     private static final Duration DUE_SLACK = Duration.ofMillis(5);
     /** The most tickets one pump or dead-letter fetch takes. */
@@ -195,7 +205,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         Provisioning.consumer(jsm, ClusterLayout.JOBS_STREAM, ConsumerConfiguration.builder()
                 .durable(ClusterLayout.DELAYED_CONSUMER).filterSubject(ClusterLayout.delayedFilter())
                 .ackPolicy(AckPolicy.Explicit).deliverPolicy(DeliverPolicy.All)
-                .ackWait(Duration.ofSeconds(30))
+                .ackWait(DELAYED_ACK_WAIT)
                 .maxDeliver(-1) // a delayed ticket is nak'ed once per wait, as often as it takes
                 .maxAckPending(1_000_000) // every waiting delayed ticket is "pending" after its nak
                 .build());

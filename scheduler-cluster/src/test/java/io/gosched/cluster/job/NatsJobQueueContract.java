@@ -261,13 +261,24 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.a
 
     @Test
     void aKilledServerRestartsWithEveryTicketItAcknowledged() throws Exception {
+        ClusterConnection conn = nodes.connect("probe");
         NatsJobQueue q = queue("a");
         List<String> sent = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             String id = "job-" + i;
-            q.enqueue(i % 4 == 0 ? JobTicket.first(id, i % 10, Instant.now().plusMillis(500)) : ticket(id, i % 10));
+            q.enqueue(i % 4 == 0 ? JobTicket.first(id, i % 10, Instant.now().plusSeconds(3)) : ticket(id, i % 10));
             sent.add(id);
         }
+        // The crash lands while the delay pump holds every delayed ticket (handed out, nak'ed
+        // with the time left): the restarted server must hand them out again, and soon.
+        Await.until("the pump holding the 50 delayed tickets", Duration.ofSeconds(10), () -> {
+            try {
+                return conn.management().getConsumerInfo(ClusterLayout.JOBS_STREAM, ClusterLayout.DELAYED_CONSUMER)
+                        .getNumAckPending() == 50;
+            } catch (Exception e) {
+                return false;
+            }
+        });
         nodes.close();
         nats.kill(); // SIGKILL: no flush, no clean shutdown
         nats.restart();
