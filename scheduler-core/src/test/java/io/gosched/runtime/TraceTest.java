@@ -29,19 +29,25 @@ class TraceTest {
                     for (int i = 0; i < 100; i++) {
                         c.recv();
                     }
-                    // Skewed: every child starts on this P; the other P must steal.
+                    // Skewed: every child starts on this P; the other P must steal. The children
+                    // keep this P busy until a steal happened (or 20 s passed): on a loaded
+                    // 2-core machine the other P's M can be off CPU for the 20 ms a fixed
+                    // amount of work would last, and then nobody needs to steal.
+                    long giveUp = System.nanoTime() + 20_000_000_000L;
                     for (int i = 0; i < 200; i++) {
                         Go.go(() -> {
-                            long end = System.nanoTime() + 100_000;
-                            while (System.nanoTime() < end) {
-                                Go.checkpoint();
-                            }
+                            do {
+                                long end = System.nanoTime() + 100_000;
+                                while (System.nanoTime() < end) {
+                                    Go.checkpoint();
+                                }
+                            } while (rt.stats().steals() == 0 && System.nanoTime() < giveUp);
                             done.countDown();
                         });
                     }
                     return null;
                 });
-                assertTrue(done.await(30, TimeUnit.SECONDS));
+                assertTrue(done.await(60, TimeUnit.SECONDS));
             } finally {
                 rec.stop();
             }
