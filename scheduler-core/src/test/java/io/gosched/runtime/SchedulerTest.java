@@ -206,19 +206,24 @@ class SchedulerTest {
             CountDownLatch done = new CountDownLatch(200);
             rt.run(() -> {
                 // All children land on this P's queue; only stealing lets the other M run them.
+                // They keep the P busy until a steal happened (20 s at most), not for a fixed
+                // 40 ms: on a loaded 2-core machine the idle P's M can be off CPU that long.
+                long giveUp = System.nanoTime() + 20_000_000_000L;
                 for (int i = 0; i < 200; i++) {
                     Go.go(() -> {
                         threads.add(Thread.currentThread().getName());
-                        long end = System.nanoTime() + 200_000;
-                        while (System.nanoTime() < end) {
-                            Go.checkpoint();
-                        }
+                        do {
+                            long end = System.nanoTime() + 200_000;
+                            while (System.nanoTime() < end) {
+                                Go.checkpoint();
+                            }
+                        } while (rt.stats().steals() == 0 && System.nanoTime() < giveUp);
                         done.countDown();
                     });
                 }
                 return null;
             });
-            assertTrue(done.await(30, TimeUnit.SECONDS));
+            assertTrue(done.await(60, TimeUnit.SECONDS));
             assertThat(rt.stats().steals()).isPositive();
             assertThat(rt.stats().stolenGoroutines()).isGreaterThanOrEqualTo(rt.stats().steals());
             assertThat(threads).hasSizeGreaterThanOrEqualTo(2);
