@@ -21,9 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * report. This list therefore holds {@link Ref}s, weak references that carry the facts a report
  * needs, since the G itself is gone by then.
  *
- * <p>One Ref per G object, created with it and kept when the G is recycled through the free lists:
- * a dead G sits on a free list (strongly held), so only a parked G can be collected. The one place
- * a dead G is dropped, an exit on an M without a P, retires its Ref first ({@link #retire}).
+ * <p>One Ref per G, created with it and retired when the goroutine exits ({@link #retire}): a
+ * retired Ref is cleared, so the collection of its dead G is no leak, and only a parked G's Ref
+ * is ever enqueued.
  *
  * <p>A goroutine wired to its thread by {@code Go.lockOSThread} parks with its frames mounted on
  * that thread, a GC root: it is never reported. Neither is one blocked on something a live thread
@@ -50,6 +50,8 @@ final class AllGs {
         byte waitreason;
         /** Neighbours in the list of all Refs; both null once unlinked (or never linked). Guarded by AllGs.lock. */
         private Ref prev, next;
+        /** PENDING in a P's buffer, LINKED in the list, or RETIRED; changed by CAS (STATE). */
+        private volatile int state;
 
         Ref(G g, ReferenceQueue<G> q) {
             super(g, q);
@@ -62,15 +64,40 @@ final class AllGs {
      * unreported) and to be walked by a dump. A ConcurrentHashMap key set did both at 42 bytes per
      * goroutine (its node, 32, and its share of the table, ~10) and a hash insert at every new G;
      * two links in the Ref cost 8 bytes (the Ref grows from 56 to 64) and four stores under a lock
-     * held for a few instructions. Each Ref is linked once, when its G is made, and unlinked once,
-     * when it is retired or found collected; Gs recycled through the free lists keep theirs, so in
-     * a steady state nothing is linked at all.
+     * held for a few instructions. Each Ref is linked once and unlinked once, when it is retired
+     * or found collected.
+     *
+     * Why a P links and unlinks in batches. Every goroutine's G is new (Scheduler.newG), so a Ref
+     * is linked and unlinked per goroutine, often by two Ps (made on one, exiting on the other).
+     * One lock acquisition per link and per unlink was the largest cost of a spawn: the lock's
+     * and the list head's cache lines bounced between the cores at every goroutine (measured,
+     * spawn 357 ns against 201 ns with no list at all). A P's new Refs wait in its pending
+     * buffer and its retired ones in its retired buffer, BATCH of them linked or unlinked under
+     * one acquisition. A Ref's state says where it is: whoever moves it out of PENDING by CAS
+     * (the flush, a retire from any P, or poll for a leak) decides its fate, so a Ref retired
+     * while still in another P's buffer is never linked. A buffer holds its Refs strongly, as the
+     * list does, and snapshots read the pending buffers too.
      */
 
     /** Guards the links, head's included, and count. Never held across a yield or user code. */
     private final RuntimeLock lock = new RuntimeLock();
     /** The sentinel of the circular list of linked Refs (its own referent is null). */
     private final Ref head = new Ref(null, null);
+    /** Every P's buffers (Ps are never dropped, only marked dead); replaced under lock. */
+    private volatile Buffers[] allBuffers = new Buffers[0];
+    /** Refs a P links or unlinks under one acquisition of the lock. */
+    static final int BATCH = 32;
+    static final int PENDING = 0, LINKED = 1, RETIRED = 2;
+    private static final java.lang.invoke.VarHandle STATE;
+    private static final java.lang.invoke.VarHandle PENDING_SLOT = java.lang.invoke.MethodHandles.arrayElementVarHandle(Ref[].class);
+
+    static {
+        try {
+            STATE = java.lang.invoke.MethodHandles.lookup().findVarHandle(Ref.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     /** Refs linked now; written under lock, read racily by size(). */
     private volatile int count;
     private final ReferenceQueue<G> collected = new ReferenceQueue<>();
@@ -86,45 +113,151 @@ final class AllGs {
         head.next = head;
     }
 
-    /** Registers a new G object. Can be executed by any thread. */
-    Ref add(G g) {
+    /**
+     * A new Ref for g. With a P's buffers it goes into the P's pending buffer, linked with the
+     * next BATCH of that P's new Gs under one lock; without (a G made outside the runtime's
+     * Ps), it is linked now. Executed by the owner of buffers (the M holding that P), or any
+     * thread with null.
+     */
+    Ref add(G g, Buffers buffers) {
         Ref r = new Ref(g, collected);
+        if (buffers == null) {
+            lock.lock();
+            link(r);
+            lock.unlock();
+            return r;
+        }
+        PENDING_SLOT.setRelease(buffers.pending, buffers.npending, r); // a snapshot reads the slot
+        if (++buffers.npending == BATCH) {
+            flushPending(buffers);
+        }
+        return r;
+    }
+
+    private void flushPending(Buffers buffers) {
+        Ref[] pending = buffers.pending;
         lock.lock();
+        for (int i = 0; i < buffers.npending; i++) {
+            Ref r = pending[i];
+            if (STATE.compareAndSet(r, PENDING, LINKED)) { // else retired or reported meanwhile
+                link(r);
+            }
+            pending[i] = null; // under the lock: a snapshot sees r in the buffer or in the list
+        }
+        lock.unlock();
+        buffers.npending = 0;
+    }
+
+    /** Guarded by lock; r is LINKED. */
+    private void link(Ref r) {
+        r.state = LINKED;
         Ref first = head.next;
         r.prev = head;
         r.next = first;
         first.prev = r;
         head.next = r;
         count = count + 1;
-        lock.unlock();
-        return r;
     }
 
-    /** Unlinks r; false if it was not linked (retired already). */
-    private boolean unlink(Ref r) {
-        lock.lock();
+    /** Guarded by lock. Unlinks r if it is linked; false if it was not (retired already). */
+    private boolean unlinkLocked(Ref r) {
         Ref p = r.prev, n = r.next;
-        boolean linked = p != null;
-        if (linked) {
-            p.next = n;
-            n.prev = p;
-            r.prev = null;
-            r.next = null;
-            count = count - 1;
+        if (p == null) {
+            return false;
         }
+        p.next = n;
+        n.prev = p;
+        r.prev = null;
+        r.next = null;
+        r.state = RETIRED;
+        count = count - 1;
+        return true;
+    }
+
+    /**
+     * Takes r out of the books: whoever wins the CAS out of PENDING owns it; a LINKED Ref is
+     * unlinked under the lock. False if r was retired or taken out already.
+     */
+    private boolean takeOut(Ref r) {
+        if (STATE.compareAndSet(r, PENDING, RETIRED)) {
+            return true; // the flush of its buffer skips it
+        }
+        lock.lock();
+        boolean linked = unlinkLocked(r);
         lock.unlock();
         return linked;
     }
 
-    /** Drops the Ref of a dead G that no free list will hold, so its collection is no leak. */
-    void retire(Ref r) {
+    /**
+     * Drops the Ref of a dead G, so its collection is no leak. With the exiting P's buffers a
+     * linked Ref waits in the P's retired buffer and the next BATCH are unlinked under one lock;
+     * until then a snapshot skips it (its referent is cleared). Executed by the owner of
+     * buffers, or any thread with null.
+     */
+    void retire(Ref r, Buffers buffers) {
         r.clear(); // a cleared reference is not enqueued by the collector
-        unlink(r);
+        if (STATE.compareAndSet(r, PENDING, RETIRED)) {
+            return; // never linked: the flush of its buffer skips it
+        }
+        if (buffers == null) {
+            lock.lock();
+            unlinkLocked(r);
+            lock.unlock();
+            return;
+        }
+        Ref[] retired = buffers.retired;
+        retired[buffers.nretired] = r;
+        if (++buffers.nretired == BATCH) {
+            lock.lock();
+            for (int i = 0; i < BATCH; i++) {
+                unlinkLocked(retired[i]);
+                retired[i] = null;
+            }
+            lock.unlock();
+            buffers.nretired = 0;
+        }
+    }
+
+    /** Links buffers' pending Refs and unlinks its retired ones now. Executed by the owner of buffers. */
+    void flush(Buffers buffers) {
+        flushPending(buffers);
+        lock.lock();
+        for (int i = 0; i < buffers.nretired; i++) {
+            unlinkLocked(buffers.retired[i]);
+            buffers.retired[i] = null;
+        }
+        lock.unlock();
+        buffers.nretired = 0;
+    }
+
+    /**
+     * A P's two buffers: its new Refs not linked yet, and its retired Refs not unlinked yet.
+     * Written only by the M holding the P; the pending one is read by snapshots (slots by
+     * acquire, under the lock, which a flush holds too). A buffer keeps its Refs strongly
+     * reachable as the list does, so a leak is reported whichever of the two holds the Ref.
+     */
+    static final class Buffers {
+        final Ref[] pending = new Ref[BATCH];
+        int npending;
+        final Ref[] retired = new Ref[BATCH];
+        int nretired;
+    }
+
+    /** New buffers for a new P, registered so that snapshots look into them. Any thread. */
+    Buffers newBuffers() {
+        Buffers b = new Buffers();
+        lock.lock();
+        Buffers[] old = allBuffers;
+        Buffers[] grown = java.util.Arrays.copyOf(old, old.length + 1);
+        grown[old.length] = b;
+        allBuffers = grown;
+        lock.unlock();
+        return b;
     }
 
     /**
      * The Gs still alive (any status), weakly: a G collected meanwhile is skipped. Holds the lock
-     * for the walk (about 5 ns a goroutine), during which new Gs wait; recycled ones do not.
+     * for the walk (about 5 ns a goroutine), during which a P's flush of its buffers waits.
      */
     List<G> snapshot() {
         List<G> out = new ArrayList<>(count);
@@ -134,6 +267,15 @@ final class AllGs {
                 G g = r.get();
                 if (g != null) {
                     out.add(g);
+                }
+            }
+            for (Buffers b : allBuffers) {
+                for (int i = 0; i < BATCH; i++) {
+                    Ref r = (Ref) PENDING_SLOT.getAcquire(b.pending, i);
+                    G g = r != null && r.state == PENDING ? r.get() : null;
+                    if (g != null) {
+                        out.add(g);
+                    }
                 }
             }
         } finally {
@@ -150,7 +292,7 @@ final class AllGs {
         java.lang.ref.Reference<? extends G> x;
         while ((x = collected.poll()) != null) {
             Ref r = (Ref) x;
-            if (!unlink(r)) {
+            if (!takeOut(r)) {
                 continue; // retired
             }
             WaitReason reason = WaitReason.of(r.waitreason);

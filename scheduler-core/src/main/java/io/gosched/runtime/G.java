@@ -6,16 +6,16 @@ import java.lang.invoke.VarHandle;
 /**
  * A goroutine: a stackful coroutine plus the scheduler's bookkeeping.
  *
- * <p>G records are recycled through per-P and global free lists (see {@code gfput} and {@code
- * gfget} in {@link Scheduler}); a recycled G gets a fresh {@link Coroutine}, because a JDK
- * continuation that has finished cannot be restarted, but keeps its other fields' storage.
+ * <p>Every goroutine gets a new G, dropped when it exits: Go's free lists of Gs exist to reuse
+ * stacks, and a JDK continuation that has finished cannot be restarted (see newG in {@link
+ * Scheduler} for what a recycled G cost here).
  *
  * Go: runtime/runtime2.go g
  */
 final class G implements Runnable {
 
     // ---- status: every value says who owns the G while it holds it ----------------------------
-    /** Just allocated or taken from a free list; owned by the creating M. */
+    /** Just allocated; owned by the creating M. */
     static final int IDLE = 0;
     /** On a run queue (runnext, local ring or global queue); owned by that queue. */
     static final int RUNNABLE = 1;
@@ -30,7 +30,7 @@ final class G implements Runnable {
      * (see Scheduler.goparkUnlocked), so its coming park is cancelled and its M runs it again.
      */
     static final int READIED = 5;
-    /** Finished; on a free list, owned by that list. */
+    /** Finished; owned by nobody, garbage once nothing points at it. */
     static final int DEAD = 6;
 
     private static final String[] STATUS_NAMES = {"idle", "runnable", "running", "syscall", "waiting", "readied", "dead"};
@@ -75,7 +75,7 @@ final class G implements Runnable {
 
     private volatile int status;
 
-    /** Link in a run queue or free list; only the queue's owner touches it. */
+    /** Link in the global run queue or a list of Gs being readied; only the list's owner touches it. */
     G schedlink;
     /**
      * The M this G is mounted on while it runs (or is in a syscall); read only for the running G
@@ -173,9 +173,14 @@ final class G implements Runnable {
     long waitSince;
 
     G(Sched sched) {
+        this(sched, null);
+    }
+
+    /** A G registered through the buffers of the creating P (null: registered at once). */
+    G(Sched sched, AllGs.Buffers buffers) {
         this.sched = sched;
         // Run-queue unit tests make Gs without a runtime: they get a Ref no list holds.
-        this.ref = sched != null ? sched.allgs.add(this) : new AllGs.Ref(this, null);
+        this.ref = sched != null ? sched.allgs.add(this, buffers) : new AllGs.Ref(this, null);
     }
 
     /** The body of the coroutine: the user's function, then goexit (when run() returns). */
@@ -281,7 +286,7 @@ final class G implements Runnable {
         return true;
     }
 
-    /** For a G not yet visible to anyone else (just allocated or taken off a free list). */
+    /** For a G not yet visible to anyone else (just allocated). */
     void initStatus(int s) {
         STATUS.setRelease(this, s);
     }

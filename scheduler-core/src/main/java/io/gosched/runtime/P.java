@@ -5,7 +5,7 @@ import java.lang.invoke.VarHandle;
 
 /**
  * A processor: the token an M must hold to run goroutines, and the owner of a local run queue,
- * a free list of Gs, a goid cache and per-P counters. There are GOMAXPROCS of them in use.
+ * a goid cache, its batches of allgs registrations and per-P counters. There are GOMAXPROCS of them in use.
  *
  * <p>Counters are written only by the M holding the P (release stores, plain moves on x86) and
  * read by {@code stats()} with acquire loads, so the hot path never touches a shared,
@@ -112,10 +112,6 @@ final class P {
     long sliceTick = -1;
     long sliceSeen;
 
-    // ---- free Gs; owner only ---------------------------------------------------------------------
-    G gFree;
-    int gFreeCount;
-
     // ---- goid cache; owner only ------------------------------------------------------------------
     long goidcache;
     long goidcacheend;
@@ -133,12 +129,16 @@ final class P {
     /** This P's buffer in the flight recorder; written by the M holding the P. */
     FlightRecorder.Buffer flightBuffer;
 
+    /** This P's batches of new and retired Refs in the runtime's AllGs; written by the M holding the P. */
+    final AllGs.Buffers allgsBuffers;
+
     P(int id, int runqCapacity, long seed) {
         this(null, id, runqCapacity, seed, false);
     }
 
     P(Sched sched, int id, int runqCapacity, long seed, boolean spare) {
         this.id = id;
+        this.allgsBuffers = sched != null ? sched.allgs.newBuffers() : null;
         this.spare = spare;
         this.runq = new RunQueue(runqCapacity);
         this.timers = new TimerHeap(sched, this);

@@ -6,7 +6,7 @@ import java.util.function.LongSupplier;
 
 /**
  * The scheduler's global state, one per {@link GoRuntime}: the global run queue, idle P and M
- * lists, the spinning counters, the goid generator, the global G free list.
+ * lists, the spinning counters, the goid generator.
  *
  * <p>{@link #lock} (Go's sched.lock) guards the lists and the global queue; counters read on
  * hot paths are atomics. The lock is only ever held by scheduler code, never across a
@@ -107,10 +107,6 @@ final class Sched {
      * reading core one cache miss.
      */
     volatile long coarseNanotime;
-
-    // ---- global G free list (guarded by lock) --------------------------------------------------
-    G gFree;
-    int gFreeCount;
 
     /**
      * Held by whoever stops the world (gomaxprocs(n)), for the whole stop and restart. A

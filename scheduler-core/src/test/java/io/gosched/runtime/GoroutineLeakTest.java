@@ -175,11 +175,6 @@ class GoroutineLeakTest {
             if (p.sysmonPreemptG == target) {
                 sb.append("P").append(p.id).append(" sysmonPreemptG ");
             }
-            for (G g = p.gFree; g != null; g = g.schedlink) {
-                if (g.schedlink == target) {
-                    sb.append("P").append(p.id).append(" gFree link ");
-                }
-            }
         }
         for (M m : s.allm) {
             if (m.curg == target || m.lockedg == target) {
