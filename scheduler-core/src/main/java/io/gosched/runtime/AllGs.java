@@ -205,29 +205,27 @@ final class AllGs {
             lock.unlock();
             return;
         }
-        Ref[] retired = buffers.retired;
-        retired[buffers.nretired] = r;
+        buffers.retired[buffers.nretired] = r;
         if (++buffers.nretired == BATCH) {
-            lock.lock();
-            for (int i = 0; i < BATCH; i++) {
-                unlinkLocked(retired[i]);
-                retired[i] = null;
-            }
-            lock.unlock();
-            buffers.nretired = 0;
+            flushRetired(buffers);
         }
+    }
+
+    private void flushRetired(Buffers buffers) {
+        Ref[] retired = buffers.retired;
+        lock.lock();
+        for (int i = 0; i < buffers.nretired; i++) {
+            unlinkLocked(retired[i]);
+            retired[i] = null;
+        }
+        lock.unlock();
+        buffers.nretired = 0;
     }
 
     /** Links buffers' pending Refs and unlinks its retired ones now. Executed by the owner of buffers. */
     void flush(Buffers buffers) {
         flushPending(buffers);
-        lock.lock();
-        for (int i = 0; i < buffers.nretired; i++) {
-            unlinkLocked(buffers.retired[i]);
-            buffers.retired[i] = null;
-        }
-        lock.unlock();
-        buffers.nretired = 0;
+        flushRetired(buffers);
     }
 
     /**
