@@ -1281,11 +1281,15 @@ final class Scheduler {
                     victimBusy |= stolen == RunQueue.Stolen.BACKED_OFF;
                     G gp = stolen.gp();
                     if (gp != null) {
-                        pp.count(P.C_STEALS);
-                        pp.count(P.C_STOLEN, stolen.count());
+                        // The event before the counts: the counts are release stores, so whoever
+                        // reads a steal in the stats (and stops a recording because of it) also
+                        // finds its event in the trace. Counted first, the event of a steal at
+                        // the end of a recording could miss it (TraceTest saw that on CI).
                         if (sched.trace.on) {
                             sched.trace.recordUntimed(pp, gp.goid, Trace.K_STEAL, ((long) p2.id << 32) | stolen.count());
                         }
+                        pp.count(P.C_STEALS);
+                        pp.count(P.C_STOLEN, stolen.count());
                         return new StealResult(Found.fresh(gp), false, 0, victimBusy);
                     }
                 }

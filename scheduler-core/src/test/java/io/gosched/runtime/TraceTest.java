@@ -32,9 +32,9 @@ class TraceTest {
                     // Skewed: every child starts on this P; the other P must steal. The children
                     // keep this P busy until a steal happened (or 20 s passed): on a loaded
                     // 2-core machine the other P's M can be off CPU for the 20 ms a fixed
-                    // amount of work would last, and then nobody needs to steal. (CI once saw
-                    // no Steal event and one GoStart fewer than expected after this change;
-                    // the message below says what the scheduler counted, for the next time.)
+                    // amount of work would last, and then nobody needs to steal. A steal seen
+                    // in the stats has its event recorded already (stealWork records, then
+                    // counts), and the stolen goroutine's GoStart precedes its countDown.
                     long giveUp = System.nanoTime() + 20_000_000_000L;
                     for (int i = 0; i < 200; i++) {
                         Go.go(() -> {
@@ -50,6 +50,11 @@ class TraceTest {
                     return null;
                 });
                 assertTrue(done.await(60, TimeUnit.SECONDS));
+                // Their GoEnd events too: a goroutine ends after its countDown.
+                long quietBy = System.nanoTime() + 10_000_000_000L;
+                while (rt.stats().goroutines() > 0 && System.nanoTime() < quietBy) {
+                    Thread.sleep(1);
+                }
             } finally {
                 rec.stop();
             }
