@@ -41,7 +41,7 @@ final class AllGs {
     static final class Ref extends WeakReference<G> {
         // Plain fields: written by the creating M before the G is queued. A leak report reads them
         // after a collection (a safepoint: every earlier write is visible); a dump may read a
-        // recycled G's previous values for a moment, which a snapshot can afford.
+        // new G's Ref before its creator has written all of them, which a snapshot can afford.
         long goid;
         long parentGoid;
         Map<String, String> labels = Map.of();
@@ -50,8 +50,11 @@ final class AllGs {
         byte waitreason;
         /** Neighbours in the list of all Refs; both null once unlinked (or never linked). Guarded by AllGs.lock. */
         private Ref prev, next;
-        /** PENDING in a P's buffer, LINKED in the list, or RETIRED; changed by CAS (STATE). */
-        private volatile int state;
+        /**
+         * PENDING in a P's buffer, LINKED in the list, or RETIRED; changed by CAS (STATE). A byte:
+         * with the wait reason beside it the Ref is 64 bytes, as an int it was 72.
+         */
+        private volatile byte state;
 
         Ref(G g, ReferenceQueue<G> q) {
             super(g, q);
@@ -87,13 +90,13 @@ final class AllGs {
     private volatile Buffers[] allBuffers = new Buffers[0];
     /** Refs a P links or unlinks under one acquisition of the lock. */
     static final int BATCH = 32;
-    static final int PENDING = 0, LINKED = 1, RETIRED = 2;
+    static final byte PENDING = 0, LINKED = 1, RETIRED = 2;
     private static final java.lang.invoke.VarHandle STATE;
     private static final java.lang.invoke.VarHandle PENDING_SLOT = java.lang.invoke.MethodHandles.arrayElementVarHandle(Ref[].class);
 
     static {
         try {
-            STATE = java.lang.invoke.MethodHandles.lookup().findVarHandle(Ref.class, "state", int.class);
+            STATE = java.lang.invoke.MethodHandles.lookup().findVarHandle(Ref.class, "state", byte.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -45,15 +45,15 @@ final class G implements Runnable {
     static final int SCAN = 0x1000;
 
     // ---- what the G asks of its M when it yields (read by the M after run() returns) -----------
-    static final int OP_NONE = 0;
+    static final byte OP_NONE = 0;
     /** gopark: mark waiting, run the commit. */
-    static final int OP_PARK = 1;
+    static final byte OP_PARK = 1;
     /** Gosched: to the global queue. */
-    static final int OP_GOSCHED = 2;
+    static final byte OP_GOSCHED = 2;
     /** Preempted at a safe point: to the global queue, counted as a preemption. */
-    static final int OP_PREEMPT = 3;
+    static final byte OP_PREEMPT = 3;
     /** exitsyscall found no P: to the global queue, the M stops. */
-    static final int OP_EXITSYSCALL = 4;
+    static final byte OP_EXITSYSCALL = 4;
 
     private static final VarHandle STATUS;
     private static final VarHandle SELECT_DONE;
@@ -62,7 +62,7 @@ final class G implements Runnable {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATUS = l.findVarHandle(G.class, "status", int.class);
-            SELECT_DONE = l.findVarHandle(G.class, "selectDone", int.class);
+            SELECT_DONE = l.findVarHandle(G.class, "selectDone", byte.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -86,7 +86,7 @@ final class G implements Runnable {
      */
     M m;
     /** Set by the G before it yields; read and cleared by its M. See OP_*. */
-    int op;
+    byte op;
     /*
      * Why the park fields are few and the wait reason is a byte: a long-lived G sits in the old
      * generation, and with G1 every non-null reference store into an old object pays a StoreLoad
@@ -118,12 +118,10 @@ final class G implements Runnable {
     /** Set by a waker before {@code goready}: what woke the G (Go's gp.param). */
     Object param;
     /** Select wake-up arbitration: a waker must win casSelectDone(0, 1). */
-    private volatile int selectDone;
+    private volatile byte selectDone;
 
-    /** The timer of Go.sleep, kept across sleeps and G reuse (Go: gp.timer); its arg is this G. */
-    RuntimeTimer sleepTimer;
-    /** The deadline of the current sleep, armed by the park commit (Go: gp.sleepWhen). */
-    long sleepWhen;
+    /** The timer of Go.sleep, made at the first sleep and kept for the next (Go: gp.timer); its arg is this G. */
+    Timers.SleepTimer sleepTimer;
 
     /**
      * The synctest bubble this goroutine belongs to, or null (every goroutine outside bubbles).
@@ -156,16 +154,10 @@ final class G implements Runnable {
 
     // ---- observability: identity, labels, creation, wait time (see AllGs, GoroutineInfo) ---------
     /**
-     * This G's entry in the runtime's weak list of all Gs. Created with the G and kept across
-     * reuse; it holds what a leak report needs after the G itself is gone (goid, labels, created
+     * This G's entry in the runtime's weak list of all Gs, created with the G. It holds what a leak report needs after the G itself is gone (goid, labels, created
      * at, wait reason), because the G is only weakly reachable from it. Go: allgs
      */
     final AllGs.Ref ref;
-    /**
-     * pprof labels: an immutable map, never null, inherited from the creator (Go: g.labels).
-     * Written by the creating M before the G is visible and by the G itself (Go.withLabels).
-     */
-    java.util.Map<String, String> labels = java.util.Map.of();
     /**
      * When the current wait began (nanotime, sysmon's coarse clock), or 0 when unknown; written
      * at every park, stamped lazily by a snapshot when 0. Go: g.waitsince
@@ -200,7 +192,16 @@ final class G implements Runnable {
 
     /** The labels a panic of this goroutine reports (GoroutinePanicException.labels). */
     java.util.Map<String, String> panicLabels() {
-        return labels;
+        return ref.labels;
+    }
+
+    /**
+     * pprof labels: an immutable map, never null, inherited from the creator (Go: g.labels).
+     * Kept in the Ref alone, which a leak report needs anyway: a second copy in the G cost every
+     * goroutine 8 bytes (G 120 -> 112 with the byte-sized op and selectDone).
+     */
+    java.util.Map<String, String> labels() {
+        return ref.labels;
     }
 
     long goid() {
@@ -292,11 +293,11 @@ final class G implements Runnable {
     }
 
     boolean casSelectDone(int expect, int update) {
-        return SELECT_DONE.compareAndSet(this, expect, update);
+        return SELECT_DONE.compareAndSet(this, (byte) expect, (byte) update);
     }
 
     void setSelectDone(int v) {
-        selectDone = v;
+        selectDone = (byte) v;
     }
 
     boolean selectDone() {

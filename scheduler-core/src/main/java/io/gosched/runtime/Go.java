@@ -228,7 +228,7 @@ public final class Go {
         java.util.Objects.requireNonNull(labels, "labels");
         java.util.Objects.requireNonNull(body, "body");
         G gp = Scheduler.getg();
-        Map<String, String> old = gp != null ? gp.labels : THREAD_LABELS.get();
+        Map<String, String> old = gp != null ? gp.labels() : THREAD_LABELS.get();
         Map<String, String> merged = mergeLabels(old, labels);
         setLabels(gp, merged);
         try {
@@ -244,7 +244,7 @@ public final class Go {
      */
     public static Map<String, String> labels() {
         G gp = Scheduler.getg();
-        return gp != null ? gp.labels : THREAD_LABELS.get();
+        return gp != null ? gp.labels() : THREAD_LABELS.get();
     }
 
     /** The labels a goroutine started by this platform thread inherits. */
@@ -254,7 +254,6 @@ public final class Go {
 
     private static void setLabels(G gp, Map<String, String> labels) {
         if (gp != null) {
-            gp.labels = labels;
             gp.ref.labels = labels;
             Trace trace = gp.sched.trace;
             if (trace.on && !labels.isEmpty()) {

@@ -389,7 +389,7 @@ public final class GoRuntime implements AutoCloseable {
     private static GoroutineInfo info(G gp, GoroutineInfo.State state, WaitReason reason, long waitedNanos, List<StackTraceElement> stack) {
         AllGs.Ref r = gp.ref;
         return new GoroutineInfo(gp.goid, state, reason != null ? reason.toString() : "",
-                Duration.ofNanos(Math.max(0, waitedNanos)), gp.labels, stack, r.parentGoid, r.createdAt);
+                Duration.ofNanos(Math.max(0, waitedNanos)), gp.labels(), stack, r.parentGoid, r.createdAt);
     }
 
     /**

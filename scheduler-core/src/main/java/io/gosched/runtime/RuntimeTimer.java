@@ -49,7 +49,7 @@ import java.util.Objects;
  *
  * Go: runtime/time.go timer
  */
-public final class RuntimeTimer {
+public sealed class RuntimeTimer permits Timers.SleepTimer {
 
     /** What a timer does when it fires. */
     @FunctionalInterface

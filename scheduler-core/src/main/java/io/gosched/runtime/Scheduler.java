@@ -496,8 +496,7 @@ final class Scheduler {
      * Executed only by the creating thread, before newg is queued.
      */
     private static void describe(G newg, Runnable fn, G creator) {
-        java.util.Map<String, String> labels = creator != null ? creator.labels : Go.threadLabels();
-        newg.labels = labels;
+        java.util.Map<String, String> labels = creator != null ? creator.labels() : Go.threadLabels();
         AllGs.Ref r = newg.ref;
         r.goid = newg.goid;
         r.parentGoid = creator != null ? creator.goid : 0;
@@ -538,7 +537,6 @@ final class Scheduler {
         gp.body = null;
         gp.coroutine = null;
         gp.param = null;
-        gp.labels = java.util.Map.of();
         P pp = mp.p;
         sched.allgs.retire(gp.ref, pp != null ? pp.allgsBuffers : null);
         if (pp != null) {
