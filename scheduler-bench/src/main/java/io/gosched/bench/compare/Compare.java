@@ -212,6 +212,11 @@ public final class Compare {
                     // runs do without it, since their RSS figure counts the pages they touch.
                     cmd.add("-XX:+AlwaysPreTouch");
                 }
+                // JDK 25's compact object headers, for every JVM peer and variant alike: the JVM
+                // option the README recommends for gosched (smaller objects; on the VM of NOTES.md
+                // "Compact object headers" channel hand-offs 1.6-2x faster for gosched, no change
+                // for virtual threads and Kotlin). --jvm-opt -XX:-UseCompactObjectHeaders undoes it.
+                cmd.add("-XX:+UseCompactObjectHeaders");
                 cmd.add("--add-exports");
                 cmd.add("java.base/jdk.internal.vm=ALL-UNNAMED");
                 // Every JVM peer gets the same flags; each uses only its own.

@@ -35,7 +35,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.vm=ALL-UNNAMED",
-        "-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_currentThread"})
+        "-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_currentThread", "-XX:+UseCompactObjectHeaders"})
 public class AgentCostBenchmark {
     static final int N = 1024;
 

@@ -32,7 +32,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.vm=ALL-UNNAMED",
-        "-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_currentThread", "-Xmx3g",
+        "-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_currentThread", "-XX:+UseCompactObjectHeaders", "-Xmx3g",
         "-Djdk.virtualThreadScheduler.parallelism=2"})
 public class PeerBenchmarks {
     static final int SPAWN = 100_000, PINGPONG = 100_000, PRODCONS = 400_000, PRODCONS0 = 100_000,

@@ -30,7 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 4, time = 2)
 @Measurement(iterations = 6, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.vm=ALL-UNNAMED",
-        "-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_currentThread", "-Xms2g", "-Xmx2g"})
+        "-XX:+UnlockDiagnosticVMOptions", "-XX:DisableIntrinsic=_currentThread", "-XX:+UseCompactObjectHeaders", "-Xms2g", "-Xmx2g"})
 public class SpawnCreationSiteBenchmark {
     static final int N = 100_000;
 
