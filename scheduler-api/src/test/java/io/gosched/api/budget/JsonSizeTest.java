@@ -19,25 +19,38 @@ class JsonSizeTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
 
     @Test
-    void eachNodeKindAddsUpAsHotSpotLaysItOut() {
+    void hotSpotsDefaultLayoutGivesTheseSizes() {
+        // Compressed oops and class pointers, the default below 32 GB (12-byte headers).
+        JsonSize.Layout l = new JsonSize.Layout(12, 4);
+        assertThat(l.object(0, 4)).as("an int node").isEqualTo(16);
+        assertThat(l.object(1, 0) + l.string(5, true)).as("a text node: node 16 + String 24 + byte[] 16 + 5").isEqualTo(16 + 24 + 24);
+        assertThat(l.object(2, 0) + l.object(1, 8) + l.refArray(10)).as("array node + ArrayList + Object[10]").isEqualTo(24 + 24 + 56);
+        assertThat(l.object(6, 5 * 4 + 1) + l.refArray(16) + l.object(5, 4)).as("LinkedHashMap + table[16] + entry").isEqualTo(64 + 80 + 40);
+        // Compact object headers (8 bytes), what the service and the tests run with.
+        JsonSize.Layout c = new JsonSize.Layout(8, 4);
+        assertThat(c.object(0, 4)).isEqualTo(16);
+        assertThat(c.object(2, 0) + c.object(1, 8) + c.refArray(10)).isEqualTo(16 + 24 + 56);
+        assertThat(c.string(5, true)).as("String 8 + 4 + 6 -> 24, byte[] 8 + 4 + 5 -> 24").isEqualTo(24 + 24);
+    }
+
+    @Test
+    void eachNodeKindAddsUpAsThisVmLaysItOut() {
         JsonSize.Layout l = JsonSize.layout();
-        if (l.header() != 12 || l.ref() != 4) {
-            return; // the figures below are those of compressed oops and class pointers, the default below 32 GB
-        }
+        long intNode = l.object(0, 4), container = l.object(2, 0), list = l.object(1, 8);
         assertThat(JsonSize.of(JSON.readTree("true"))).as("a shared singleton").isZero();
         assertThat(JsonSize.of(JSON.readTree("null"))).isZero();
-        assertThat(JsonSize.of(JSON.readTree("12345"))).isEqualTo(16);
-        assertThat(JsonSize.of(JSON.readTree("12345678901"))).isEqualTo(24);
-        assertThat(JsonSize.of(JSON.readTree("1.5"))).isEqualTo(24);
-        // node 16 + String 24 + byte[] 16 + 5, rounded to 8
-        assertThat(JsonSize.of(JSON.readTree("\"hello\""))).isEqualTo(16 + 24 + 24);
-        assertThat(JsonSize.of(JSON.readTree("\"\u4e2d\u6587\""))).as("two bytes a character beyond Latin-1").isEqualTo(16 + 24 + 24);
-        assertThat(JsonSize.string("\u4e2d".repeat(10))).isEqualTo(24 + 40);
-        // node 24 + ArrayList 24 + Object[10] 56 + three int nodes
-        assertThat(JsonSize.of(JSON.readTree("[1,2,3]"))).isEqualTo(24 + 24 + 56 + 3 * 16);
-        assertThat(JsonSize.of(JSON.readTree("[]"))).isEqualTo(24 + 24);
-        // node 24 + LinkedHashMap 64 + table[16] 80 + entry 40 + name "a" 48 + int 16
-        assertThat(JsonSize.of(JSON.readTree("{\"a\":1}"))).isEqualTo(24 + 64 + 80 + 40 + 48 + 16);
+        assertThat(JsonSize.of(JSON.readTree("12345"))).isEqualTo(intNode);
+        assertThat(JsonSize.of(JSON.readTree("12345678901"))).isEqualTo(l.object(0, 8));
+        assertThat(JsonSize.of(JSON.readTree("1.5"))).isEqualTo(l.object(0, 8));
+        assertThat(JsonSize.of(JSON.readTree("\"hello\""))).isEqualTo(l.object(1, 0) + l.string(5, true));
+        assertThat(JsonSize.of(JSON.readTree("\"\u4e2d\u6587\""))).as("two bytes a character beyond Latin-1")
+                .isEqualTo(l.object(1, 0) + l.string(2, false));
+        assertThat(JsonSize.string("\u4e2d".repeat(10))).isEqualTo(l.string(10, false));
+        assertThat(JsonSize.of(JSON.readTree("[1,2,3]"))).isEqualTo(container + list + l.refArray(10) + 3 * intNode);
+        assertThat(JsonSize.of(JSON.readTree("[]"))).isEqualTo(container + list);
+        // node + LinkedHashMap + table[16] + entry + name "a" + int
+        assertThat(JsonSize.of(JSON.readTree("{\"a\":1}"))).isEqualTo(container + l.object(6, 5 * 4 + 1) + l.refArray(16)
+                + l.object(5, 4) + l.string(1, true) + intNode);
         assertThat(JsonSize.hashTable(12)).isEqualTo(16);
         assertThat(JsonSize.hashTable(13)).isEqualTo(32);
         assertThat(JsonSize.listCapacity(11)).isEqualTo(15);
@@ -47,8 +60,9 @@ class JsonSizeTest {
 
     @Test
     void deepNestingIsWalkedWithoutRecursion() {
+        JsonSize.Layout l = JsonSize.layout();
         String deep = "[".repeat(400) + "1" + "]".repeat(400);
-        assertThat(JsonSize.of(JSON.readTree(deep))).isEqualTo(400 * (24 + 24 + 56) + 16);
+        assertThat(JsonSize.of(JSON.readTree(deep))).isEqualTo(400 * (l.object(2, 0) + l.object(1, 8) + l.refArray(10)) + l.object(0, 4));
     }
 
     @Test
