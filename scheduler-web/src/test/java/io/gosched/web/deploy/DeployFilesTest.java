@@ -146,7 +146,9 @@ class DeployFilesTest {
                 "-pl scheduler-web -am", "ENTRYPOINT [\"java\", \"-jar\", \"/app/app.jar\"]");
         assertThat(dockerfile).doesNotContain("--add-exports", "--add-opens", "--enable-preview");
         assertThat(dockerfile).as("the JVM options GoRuntime.start requires, for every java in the image")
-                .contains("ENV JDK_JAVA_OPTIONS=\"-XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread\"");
+                .contains("ENV JDK_JAVA_OPTIONS=\"-XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread ");
+        assertThat(dockerfile).as("the recommended compact object headers (README, \"Which JVM options\")")
+                .contains("-XX:+UseCompactObjectHeaders\"");
     }
 
     @Test
