@@ -23,6 +23,17 @@ final class M extends Thread {
     /** See "Spinning and wakep" in Scheduler. Written only by this M. */
     boolean spinning;
     /**
+     * Whether the G findRunnable just returned inherits the time slice (it came from runnext).
+     * This M's own: see "findRunnable's and stealWork's second results" in Scheduler.
+     */
+    boolean inheritTime;
+    /** Why stealWork found nothing: a timer ran or the world stops, look again. This M's own. */
+    boolean stealNewWork;
+    /** stealWork's earliest timer seen, 0 for none. This M's own. */
+    long stealPollUntil;
+    /** stealWork saw a victim refill its runnext (see RunQueue.grab). This M's own. */
+    boolean stealVictimBusy;
+    /**
      * The goroutine mounted on this M, or null. Read by other threads (sysmon, stats, the safe
      * point's stop, dumps), each of which tolerates a stale value; written only by this M, at
      * every switch, through {@link #setCurg} with a release store: a volatile store here was a

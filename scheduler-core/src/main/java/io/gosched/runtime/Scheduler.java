@@ -104,10 +104,11 @@ final class Scheduler {
      * "JVM departure". "...Locked" means the caller holds the lock, and is asserted (see
      * Contracts); "Executed only by mp" or "owner P only" names the one thread that may call it.
      * Fields read racily say so next to the field. Comments say why and name the invariant; the
-     * names say what. Results come back as values (findRunnable's Found, stealWork's
-     * StealResult, runqsteal's Stolen), never through fields a reader must trace. Hot paths
-     * allocate nothing but Found, one small object per switch that went through findRunnable
-     * (measured: within the noise of a 1-P round trip, see Found); a check that would cost on
+     * names say what. Results come back as values (runqsteal's Stolen), never through
+     * fields a reader must trace, except findRunnable's and stealWork's second results, which
+     * their M keeps (see "findRunnable's and stealWork's second results": an allocation on the
+     * way from one goroutine to the next cost a stall on AVX-512 machines). Hot paths
+     * allocate nothing; a check that would cost on
      * them is an assert (the tests run with -ea) or one read of a flag (the final
      * randomizeScheduler, the runtime's trace.on).
      */
@@ -691,15 +692,14 @@ final class Scheduler {
                 stopm(mp);
                 continue;
             }
-            Found found = findRunnable(mp);
-            if (found == null) {
+            G gp = findRunnable(mp);
+            if (gp == null) {
                 return; // stopping
             }
             if (mp.spinning) {
                 resetspinning(mp);
             }
-            G gp = found.gp();
-            boolean inheritTime = found.inheritTime();
+            boolean inheritTime = mp.inheritTime;
             if (inheritTime && gp.chained && sliceExpired(mp.p)) {
                 // The chain of hand-offs used up its slice: preempt it here, its next G goes to
                 // the global queue's tail as a preempted one would (gopreempt_m), and the P
@@ -909,28 +909,31 @@ final class Scheduler {
         wakep();
     }
 
-    /**
-     * What findRunnable found: the G to run, and whether it inherits the current time slice
-     * (it came from runnext, so execute does not start a new slice). Go returns
-     * {@code (gp, inheritTime, tryWakeP)}; tryWakeP is for GC workers and the trace reader,
-     * which this runtime does not have.
+    /*
+     * findRunnable's and stealWork's second results. Go returns (gp, inheritTime, tryWakeP) and
+     * (gp, inheritTime, now, pollUntil, newWork); here the G is the return value and the rest is
+     * written into the M's own fields (M.inheritTime, M.stealNewWork, M.stealPollUntil,
+     * M.stealVictimBusy), read by the caller right after the call on the same thread.
      *
-     * <p>JVM departure: Java returns one value, so the pair is an object, made by every switch
-     * that goes through findRunnable. It lives a few hundred nanoseconds in the M's TLAB. Measured
-     * against the fields on M it replaced, in one run on a quiet machine (bench/results/NOTES.md):
-     * a 1-P Gosched round trip 358 ns against 356, ping-pong 481 against 483. The alternatives
-     * cost more: two constant pairs per G would add 32 bytes to every goroutine for good, and
-     * fields written here for the caller to read are what a reader of proc.go cannot follow.
+     * JVM departure: these were small result objects (a record per switch). On an Intel Xeon
+     * with AVX-512, C2 zeroes such an object's body with a 512-bit register (vpxord zmm0) and
+     * issues no vzeroupper afterwards, so the upper halves of the vector registers stay dirty
+     * until the next vzeroupper; the first legacy-SSE instruction after that, in the JDK's
+     * thaw of the goroutine about to run, stalled for a couple of hundred nanoseconds. perf put
+     * a quarter of a 1-P Gosched round trip on one instruction at thaw's entry; -XX:UseAVX=2 or
+     * -XX:MaxVectorSize=16 made it vanish, and so did this change without either flag
+     * (bench/results/NOTES.md, "The dirty upper vector state"). So the path from a goroutine's
+     * yield to the next run allocates nothing.
      */
-    record Found(G gp, boolean inheritTime) {
 
-        static Found fresh(G gp) {
-            return new Found(gp, false);
-        }
+    private static G foundFresh(M mp, G gp) {
+        mp.inheritTime = false;
+        return gp;
+    }
 
-        static Found inheriting(G gp) {
-            return new Found(gp, true);
-        }
+    private static G foundInheriting(M mp, G gp) {
+        mp.inheritTime = true;
+        return gp;
     }
 
     /**
@@ -938,11 +941,11 @@ final class Scheduler {
      * tick, the local queue, the global queue, a non-blocking netpoll, stealing (with other
      * Ps' due timers on the last pass); then gives up the P, re-checks everything, and blocks
      * in netpoll until the earliest timer of all Ps (if it is the one poller) or parks.
-     * Returns null only when the runtime is stopping.
+     * Returns null only when the runtime is stopping; sets mp.inheritTime for the G it returns.
      * Executed only by mp, holding a P.
      * Go: runtime/proc.go findRunnable
      */
-    private Found findRunnable(M mp) {
+    private G findRunnable(M mp) {
         top:
         for (;;) {
             if (sched.stopping) {
@@ -986,17 +989,17 @@ final class Scheduler {
                     sched.lock.unlock();
                 }
                 if (gp != null) {
-                    return Found.fresh(gp);
+                    return foundFresh(mp, gp);
                 }
             }
 
             G gp = pp.runq.getNext();
             if (gp != null) {
-                return Found.inheriting(gp);
+                return foundInheriting(mp, gp);
             }
             gp = pp.runq.getRing();
             if (gp != null) {
-                return Found.fresh(gp);
+                return foundFresh(mp, gp);
             }
 
             if (!sched.runq.isEmpty()) {
@@ -1007,7 +1010,7 @@ final class Scheduler {
                     sched.lock.unlock();
                 }
                 if (gp != null) {
-                    return Found.fresh(gp);
+                    return foundFresh(mp, gp);
                 }
             }
 
@@ -1032,7 +1035,7 @@ final class Scheduler {
                     gp.schedlink = null;
                     pp.count(P.C_NETPOLL_READY, 1 + injectglist(list));
                     gp.casgstatus(G.WAITING, G.RUNNABLE);
-                    return Found.fresh(gp);
+                    return foundFresh(mp, gp);
                 }
             }
 
@@ -1043,15 +1046,15 @@ final class Scheduler {
                 if (!mp.spinning) {
                     becomeSpinning(mp);
                 }
-                StealResult stolen = stealWork(pp, now);
-                if (stolen.found() != null) {
-                    return stolen.found();
+                G stolen = stealWork(mp, pp, now);
+                if (stolen != null) {
+                    return stolen;
                 }
-                if (stolen.newWork()) {
+                if (mp.stealNewWork) {
                     continue; // a timer ran (it may have readied a G somewhere) or the world stops
                 }
-                victimBusy = stolen.victimBusy();
-                long w = stolen.pollUntil();
+                victimBusy = mp.stealVictimBusy;
+                long w = mp.stealPollUntil;
                 if (w != 0 && (pollUntil == 0 || w < pollUntil)) {
                     pollUntil = w;
                 }
@@ -1068,7 +1071,7 @@ final class Scheduler {
                 if (!sched.runq.isEmpty()) {
                     gp = globrunqgetbatch(pp, pp.runq.capacity() / 2);
                     if (gp != null) {
-                        return Found.fresh(gp);
+                        return foundFresh(mp, gp);
                     }
                 }
                 if (!mp.spinning && sched.needspinning == 1) {
@@ -1105,7 +1108,7 @@ final class Scheduler {
                     if (p2 != null) {
                         becomeSpinning(mp);
                         if (gp != null) {
-                            return Found.fresh(gp);
+                            return foundFresh(mp, gp);
                         }
                         continue;
                     }
@@ -1160,7 +1163,7 @@ final class Scheduler {
                         if (wasSpinning) {
                             becomeSpinning(mp);
                         }
-                        return Found.fresh(gp);
+                        return foundFresh(mp, gp);
                     }
                     if (wasSpinning) {
                         becomeSpinning(mp);
@@ -1202,27 +1205,16 @@ final class Scheduler {
     }
 
     /**
-     * What stealWork found (Go: {@code (gp, inheritTime, now, pollUntil, newWork)}): the G to run
-     * or null; {@code newWork}, a timer ran or the world stops, so everything is to be looked at
-     * again; {@code pollUntil}, the earliest timer seen (0: none); {@code victimBusy}, a victim
-     * refilled its runnext while we paused to steal it (see RunQueue.grab). Go's {@code now} is
-     * not returned: findRunnable reads the clock again where it needs it.
-     */
-    record StealResult(Found found, boolean newWork, long pollUntil, boolean victimBusy) {
-
-        /** The world stops or the runtime does: nothing stolen, look again. */
-        static final StealResult STOPPING = new StealResult(null, true, 0, false);
-    }
-
-    /**
      * Tries to steal a batch of Gs from another P; on the last pass also runs other Ps' due
      * timers (idle, running or hogged: the owner may not get to them in time) and may take
      * runnext. Spare Ps (see "Hogs" in Sysmon) are visited after allp, so their Gs do not wait
      * behind a hog either. {@code now} is a clock reading of the caller's, or 0 for none.
-     * Executed only by the M holding pp, spinning.
+     * Returns the G to run (mp.inheritTime says whether it inherits the slice), or null with the
+     * reason in mp's steal fields (see {@link #stealFailed}).
+     * Executed only by mp, holding pp, spinning.
      * Go: runtime/proc.go stealWork
      */
-    private StealResult stealWork(P pp, long now) {
+    private G stealWork(M mp, P pp, long now) {
         RandomOrder order = sched.stealOrder;
         P[] allp = sched.allp;
         P[] spares = sched.spares;
@@ -1243,7 +1235,7 @@ final class Scheduler {
                     p2 = spares[k - n];
                 }
                 if (sched.gcwaiting || sched.stopping) {
-                    return StealResult.STOPPING;
+                    return stealFailed(mp, true, 0, false); // the world stops or the runtime does: look again
                 }
                 if (p2 == pp) {
                     continue;
@@ -1260,11 +1252,11 @@ final class Scheduler {
                             // The timers readied their Gs into our runnext.
                             G gp = pp.runq.getNext();
                             if (gp != null) {
-                                return new StealResult(Found.inheriting(gp), false, 0, victimBusy);
+                                return foundInheriting(mp, gp);
                             }
                             gp = pp.runq.getRing();
                             if (gp != null) {
-                                return new StealResult(Found.fresh(gp), false, 0, victimBusy);
+                                return foundFresh(mp, gp);
                             }
                             ranTimer = true;
                         }
@@ -1288,12 +1280,25 @@ final class Scheduler {
                         }
                         pp.count(P.C_STEALS);
                         pp.count(P.C_STOLEN, stolen.count());
-                        return new StealResult(Found.fresh(gp), false, 0, victimBusy);
+                        return foundFresh(mp, gp);
                     }
                 }
             }
         }
-        return new StealResult(null, ranTimer, pollUntil, victimBusy);
+        return stealFailed(mp, ranTimer, pollUntil, victimBusy);
+    }
+
+    /**
+     * Nothing stolen: records why for findRunnable and returns null. {@code newWork}: a timer ran
+     * or the world stops, so everything is to be looked at again; {@code pollUntil}: the earliest
+     * timer seen (0: none); {@code victimBusy}: a victim refilled its runnext while we paused to
+     * steal it (see RunQueue.grab).
+     */
+    private static G stealFailed(M mp, boolean newWork, long pollUntil, boolean victimBusy) {
+        mp.stealNewWork = newWork;
+        mp.stealPollUntil = pollUntil;
+        mp.stealVictimBusy = victimBusy;
+        return null;
     }
 
     /**
