@@ -800,7 +800,6 @@ final class Scheduler {
             return null;
         }
         P pp = mp.p;
-        mp.setCurg(gp);
         if (gp.m != mp) {
             // See G.m: a G that runs again on the M it last ran on (always on one P) stores nothing.
             gp.m = mp;
@@ -824,6 +823,13 @@ final class Scheduler {
             mp.traceClock = 0;
             sched.trace.recordAt(pp, ts != 0 ? ts : System.nanoTime(), gp.goid, Trace.K_GO_START, 0);
         }
+        // Published last, after the status, the count and the cleared preempt request: sysmon
+        // reads curg to ask a G to yield and to judge whether it ignored the request (the same G
+        // and the same schedule count a quantum later). Published first, sysmon could ask gp in
+        // the window before its old request was cleared here, losing the new one, or record
+        // the count of the previous run for this one; either way a G that polls its safe points
+        // was taken for a hog a quantum later and got a spare P lent (PreemptAgentIT saw both).
+        mp.setCurg(gp);
 
         gp.coroutine.run();
 

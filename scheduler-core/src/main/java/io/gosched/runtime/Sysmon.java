@@ -243,6 +243,12 @@ final class Sysmon implements Runnable {
         if (pp.sysmonPreemptWhen + quantumNanos > now || pp.lentSpare != null) {
             return false;
         }
+        if (gp.op != G.OP_NONE) {
+            // It answered: it is on its way off the P (a yield or park in progress; the JDK's
+            // freeze of a stack with cold frames can take milliseconds). Read racily: a stale
+            // OP_NONE only lets the CPU test below decide, as before.
+            return false;
+        }
         // A thread the OS did not run for a while looks like a hog by the wall clock alone (a
         // loaded machine): require that the M really ran since the request. A goroutine with
         // safe points yields within microseconds of running, so a quarter quantum of CPU
