@@ -104,13 +104,12 @@ final class Scheduler {
      * "JVM departure". "...Locked" means the caller holds the lock, and is asserted (see
      * Contracts); "Executed only by mp" or "owner P only" names the one thread that may call it.
      * Fields read racily say so next to the field. Comments say why and name the invariant; the
-     * names say what. Results come back as values (runqsteal's Stolen), never through
-     * fields a reader must trace, except findRunnable's and stealWork's second results, which
-     * their M keeps (see "findRunnable's and stealWork's second results": an allocation on the
-     * way from one goroutine to the next cost a stall on AVX-512 machines). Hot paths
-     * allocate nothing; a check that would cost on
-     * them is an assert (the tests run with -ea) or one read of a flag (the final
-     * randomizeScheduler, the runtime's trace.on).
+     * names say what. Results come back as values (runqsteal's Stolen), never through fields a
+     * reader must trace, except findRunnable's and stealWork's second results, which their M
+     * keeps (see "findRunnable's and stealWork's second results": an allocation on the way from
+     * one goroutine to the next cost a stall on AVX-512 machines). Hot paths allocate nothing but
+     * a successful steal's Stolen; a check that would cost on them is an assert (the tests run
+     * with -ea) or one read of a flag (the final randomizeScheduler, the runtime's trace.on).
      */
 
     /** Local run queue capacity (Go: len(p.runq)). */
