@@ -827,7 +827,8 @@ final class Scheduler {
         // and the same schedule count a quantum later). Published first, sysmon could ask gp in
         // the window before its old request was cleared here, losing the new one, or record
         // the count of the previous run for this one; either way a G that polls its safe points
-        // was taken for a hog a quantum later and got a spare P lent (PreemptAgentIT saw both).
+        // could be taken for a hog a quantum later and lent a spare P. (Found by reading this
+        // code while chasing PreemptAgentIT's spurious lends; its prints did not show this case.)
         mp.setCurg(gp);
 
         gp.coroutine.run();
