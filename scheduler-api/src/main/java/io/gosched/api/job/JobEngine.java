@@ -91,7 +91,8 @@ import org.springframework.http.codec.ServerSentEvent;
  *     while the store cannot be reached: goroutines never block on the network. In embedded mode
  *     the attempt's main goroutine writes its outcome itself (the in-memory ports answer at once,
  *     under short locks); a finisher still ends an attempt whose main goroutine died;</li>
- * <li>the chores thread publishes progress of local runs and, on the leader, runs retention.</li>
+ * <li>the chores thread publishes progress of local runs, settles claims whose CAS got no answer
+ *     ({@link #settleClaims}) and, on the leader, runs retention.</li>
  * </ul>
  *
  * <h2>Memory</h2>
@@ -113,6 +114,8 @@ final class JobEngine {
     private static final long PROGRESS_STALE_NANOS = Duration.ofSeconds(30).toNanos();
     private static final long RETENTION_EVERY_MS = 5_000;
     private static final Duration RETRY_WRITE = Duration.ofMillis(500);
+    /** How often claims that got no answer are read again (see {@link #unsettled}). */
+    private static final long SETTLE_EVERY_MS = 500;
     /** How long a pulled ticket of a manual retry waits for the retry's CAS to land before it counts as stale. */
     private static final Duration RETRY_IN_FLIGHT = Duration.ofSeconds(2);
     /**
@@ -181,6 +184,31 @@ final class JobEngine {
      * slots count in {@link #pulled}. Guarded by slots.
      */
     private final ArrayDeque<JobLease> handedOver = new ArrayDeque<>();
+    /**
+     * Claims whose CAS got no answer (the store went away mid-write), by job id: the CAS may have
+     * landed, leaving the record {@code running} on this node under a ticket this node handed
+     * back. Nobody else repairs such a record: a server restart can forget that the ticket was
+     * ever delivered, and the node that gets it next as a first delivery takes it for a duplicate
+     * of a run in progress (see {@link #unclaimable}) and drops it. {@link #settleClaims} reads
+     * each again once the store answers and puts a landed one back in the queue. Bounded by the
+     * running slots: an entry stands for a lease pulled into one.
+     */
+    private final ConcurrentHashMap<String, Unsettled> unsettled = new ConcurrentHashMap<>();
+
+    /**
+     * A claim in {@link #unsettled}; {@code requeued} once its record is back to queued under
+     * {@code ticket.next}; {@code clearSince} (System.nanoTime, or {@link #NOT_CLEAR}) since when
+     * the record has read as nothing to settle.
+     */
+    private record Unsettled(JobTicket ticket, boolean requeued, long clearSince) {}
+
+    private static final long NOT_CLEAR = Long.MIN_VALUE;
+    /**
+     * How long a claim that read as not landed is still watched. The client keeps what it could
+     * not send while the connection was down and sends it after the reconnect, so the CAS of a
+     * claim that timed out may land after a first read found the record queued.
+     */
+    private static final long SETTLE_GRACE_NANOS = Duration.ofSeconds(10).toNanos();
     /**
      * The queue answers {@link JobQueue#poll} without blocking (embedded mode): a finishing
      * attempt refills its slot itself, on its own goroutine, and the dispatcher is woken only
@@ -335,6 +363,7 @@ final class JobEngine {
         if (!local) { // the in-memory store keeps its bounds as jobs finish
             chores.scheduleWithFixedDelay(this::retention, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
             chores.scheduleWithFixedDelay(this::forgetStaleProgress, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
+            chores.scheduleWithFixedDelay(this::settleClaims, SETTLE_EVERY_MS, SETTLE_EVERY_MS, TimeUnit.MILLISECONDS);
         }
         this.dispatcher = Thread.ofPlatform().name("gosched-job-dispatch").daemon(true).start(this::dispatchLoop);
     }
@@ -1071,9 +1100,14 @@ final class JobEngine {
             u = casFrom(l.read, x -> unclaimable(x, lease) ? null : x.withStatus(x.status().claimed(node.id(), now)), l.id);
         } catch (RuntimeException e) {
             // NATS went away mid-claim: the CAS may have landed or not. Hand the ticket back; its next
-            // delivery (above 1) takes a record left running by this claim over, or claims a queued one.
+            // delivery claims a queued record, or (above 1) takes a record left running by this claim
+            // over. A restarted server may deliver it as a first delivery, which every node drops as
+            // a duplicate of a run in progress: settleClaims looks again once the store answers.
             l.stale = true;
             l.abandoned = true;
+            if (!local) {
+                unsettled.put(l.id, new Unsettled(lease.ticket(), false, NOT_CLEAR));
+            }
             release(lease);
             return false;
         }
@@ -1345,6 +1379,69 @@ final class JobEngine {
     }
 
     // ---------------------------------------------------------------- chores
+
+    /**
+     * Settles the claims whose CAS got no answer ({@link #unsettled}). A record still
+     * {@code running} on this node under the claim's ticket, and not held here, is a claim that
+     * landed and never ran: it goes back to {@code queued} under the next ticket, its attempt not
+     * counted (or to {@code cancelled} if a DELETE came meanwhile), and that ticket is published;
+     * whatever is left of the old ticket turns stale. Any other record (queued: the CAS did not
+     * land, yet; taken over; finished) needs nothing; such an entry is read again for
+     * {@link #SETTLE_GRACE_NANOS}, in case the CAS lands late.
+     */
+    private void settleClaims() {
+        for (Map.Entry<String, Unsettled> e : unsettled.entrySet()) {
+            String id = e.getKey();
+            Unsettled u = e.getValue();
+            try {
+                if (!u.requeued()) {
+                    Instant now = clock.instant();
+                    JobStore.Update up = store.update(id, r -> !landedUnrun(r, u.ticket()) ? null
+                            : r.withStatus(r.status().cancelRequested()
+                                    ? r.status().finished(JobState.CANCELLED, now, JobRecord.Counters.ZERO, null, null)
+                                    : r.status().unclaimed(now)));
+                    if (!up.applied()) {
+                        long read = System.nanoTime();
+                        if (u.clearSince() == NOT_CLEAR) {
+                            unsettled.replace(id, u, new Unsettled(u.ticket(), false, read));
+                        } else if (read - u.clearSince() > SETTLE_GRACE_NANOS) {
+                            unsettled.remove(id, u);
+                        }
+                        continue;
+                    }
+                    JobRecord.Status s = up.current().value().status();
+                    if (s.state() != JobState.QUEUED) {
+                        metrics.jobFinished(s.state().json(), Duration.ZERO);
+                        unsettled.remove(id, u);
+                        continue;
+                    }
+                    log.info("job " + id + ": the claim of ticket " + u.ticket().number() + " landed unseen and never ran;"
+                            + " queued again as ticket " + s.ticket());
+                    Unsettled published = new Unsettled(u.ticket(), true, NOT_CLEAR);
+                    unsettled.replace(id, u, published);
+                    queue.enqueue(u.ticket().next(now)); // deduplicated by message id when retried
+                    unsettled.remove(id, published);
+                } else {
+                    queue.enqueue(u.ticket().next(clock.instant()));
+                    unsettled.remove(id, u);
+                }
+            } catch (BackendException unreachable) {
+                // still away: the next round tries again
+            } catch (RuntimeException ex) {
+                log.warn("job " + id + ": settling the claim of ticket " + u.ticket().number() + " failed; trying again", ex);
+            }
+        }
+    }
+
+    /** True if {@code r} stands for a claim of ticket {@code t} by this node that this node does not run. */
+    private boolean landedUnrun(JobRecord r, JobTicket t) {
+        JobRecord.Status s = r.status();
+        if (s.state() != JobState.RUNNING || !node.id().equals(s.node()) || s.ticket() != t.number()) {
+            return false;
+        }
+        Local mine = held.get(r.id());
+        return mine == null || mine.ticket != t.number(); // held: taken again under a later delivery
+    }
 
     private void publishProgress() {
         for (Local l : held.values()) {

@@ -2,13 +2,10 @@ package io.gosched.api.job;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
@@ -16,7 +13,6 @@ import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
-import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobNode;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
@@ -67,87 +63,16 @@ class StaleReadClaimTest extends JobServiceFixture {
     }
 
     /** Answers "no such record" to the first full read of each record, as a replica catching up would. */
-    static final class StaleFirstRead implements JobStore {
-        final JobStore d;
+    static final class StaleFirstRead extends ForwardingJobStore {
         final Set<String> staleReads = ConcurrentHashMap.newKeySet();
 
         StaleFirstRead(JobStore d) {
-            this.d = d;
+            super(d);
         }
 
         @Override
         public Optional<Versioned<JobRecord>> get(String id) {
             return staleReads.add(id) ? Optional.empty() : d.get(id);
-        }
-
-        @Override
-        public Optional<Versioned<JobRecord>> summary(String id) {
-            return d.summary(id); // the API's GET, which this test polls; the claim reads with get
-        }
-
-        @Override
-        public Optional<Versioned<JobRecord>> create(JobRecord job) {
-            return d.create(job);
-        }
-
-        @Override
-        public Optional<Versioned<JobRecord>> replace(JobRecord next, long expectedRevision) {
-            return d.replace(next, expectedRevision);
-        }
-
-        @Override
-        public boolean remove(String id, long expectedRevision) {
-            return d.remove(id, expectedRevision);
-        }
-
-        @Override
-        public List<Versioned<JobRecord>> list() {
-            return d.list();
-        }
-
-        @Override
-        public int evict(int maxFinished, Instant finishedBefore) {
-            return d.evict(maxFinished, finishedBefore);
-        }
-
-        @Override
-        public Optional<Versioned<IdempotencyEntry>> claimKey(String key, IdempotencyEntry entry) {
-            return d.claimKey(key, entry);
-        }
-
-        @Override
-        public Optional<Versioned<IdempotencyEntry>> key(String key) {
-            return d.key(key);
-        }
-
-        @Override
-        public boolean releaseKey(String key, long expectedRevision) {
-            return d.releaseKey(key, expectedRevision);
-        }
-
-        @Override
-        public AutoCloseable watch(String id, Consumer<JobRecord> onChange) {
-            return d.watch(id, onChange);
-        }
-
-        @Override
-        public AutoCloseable watchAll(ChangeListener listener) {
-            return d.watchAll(listener);
-        }
-
-        @Override
-        public void publishProgress(Progress progress) {
-            d.publishProgress(progress);
-        }
-
-        @Override
-        public AutoCloseable watchProgress(String id, Consumer<Progress> onProgress) {
-            return d.watchProgress(id, onProgress);
-        }
-
-        @Override
-        public AutoCloseable watchAllProgress(Consumer<Progress> onProgress) {
-            return d.watchAllProgress(onProgress);
         }
     }
 }

@@ -109,6 +109,21 @@ public record JobRecord(String id, Spec spec, Status status) {
                     null, counters.plus(attemptCounters), received != null ? received : lastReceived, failure);
         }
 
+        /**
+         * {@code running -> queued} under the next ticket for a claim that landed but never ran:
+         * its node got no answer to the claim's CAS (the store went away mid-write) and handed the
+         * ticket back. The attempt it would have been is not counted, so the job's next run is
+         * the attempt it would have had.
+         */
+        public Status unclaimed(Instant now) {
+            if (state != JobState.RUNNING || attempt <= attemptBase) {
+                throw illegal(JobState.QUEUED);
+            }
+            int previous = attempt - 1;
+            return new Status(JobState.QUEUED, ticket + 1, previous, attemptBase, node, false, now, previous == 0 ? null : startedAt,
+                    null, counters, lastReceived, null);
+        }
+
         /** A running job asked to stop: its node sees this and cancels the run's Context. */
         public Status withCancelRequested() {
             if (state != JobState.RUNNING) {
