@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 
 import io.gosched.api.job.spi.JobTicket;
 
@@ -76,6 +77,11 @@ public final class ClusterLayout {
 
     public static String nodeFilter(String node) {
         return "gosched.jobs.node." + node + ".*";
+    }
+
+    /** Filters matching every subject a ticket of job {@code jobId} can be on: runnable (any priority or node), delayed. */
+    public static List<String> jobTicketFilters(String jobId) {
+        return List.of("gosched.jobs.*.*." + jobId, "gosched.jobs.delayed." + jobId);
     }
 
     /** Where a ticket waits once it may run: its node's subject if pinned, else its priority's. */

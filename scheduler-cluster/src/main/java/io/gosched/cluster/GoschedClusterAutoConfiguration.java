@@ -115,6 +115,11 @@ public class GoschedClusterAutoConfiguration {
             public boolean isLeader() {
                 return nodes.isLeader();
             }
+
+            @Override
+            public boolean isPresent(String nodeId) {
+                return nodes.info(nodeId).isPresent();
+            }
         };
     }
 

@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -209,6 +211,22 @@ final class JobEngine {
      * claim that timed out may land after a first read found the record queued.
      */
     private static final long SETTLE_GRACE_NANOS = Duration.ofSeconds(10).toNanos();
+
+    /**
+     * Records the orphan sweep found {@code running} with nobody to run them, by job id, as first
+     * seen so. Touched only by the chores thread.
+     */
+    private final Map<String, Orphan> orphans = new HashMap<>();
+
+    /** A running record as the sweep saw it first: a change of node, ticket or attempt is a new sighting. */
+    private record Orphan(String node, long ticket, int attempt, long sinceNanos) {}
+
+    /**
+     * How many lease times a record must stay orphaned, with no ticket of its job in the queue,
+     * before the sweep requeues it: a margin for what is in flight between the store and the
+     * queue when the sweep reads them (a takeover's CAS, a retry's publish).
+     */
+    private static final int ORPHAN_LEASES = 2;
     /**
      * The queue answers {@link JobQueue#poll} without blocking (embedded mode): a finishing
      * attempt refills its slot itself, on its own goroutine, and the dispatcher is woken only
@@ -364,6 +382,8 @@ final class JobEngine {
             chores.scheduleWithFixedDelay(this::retention, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
             chores.scheduleWithFixedDelay(this::forgetStaleProgress, RETENTION_EVERY_MS, RETENTION_EVERY_MS, TimeUnit.MILLISECONDS);
             chores.scheduleWithFixedDelay(this::settleClaims, SETTLE_EVERY_MS, SETTLE_EVERY_MS, TimeUnit.MILLISECONDS);
+            long sweep = Math.max(1000, queue.leaseTime().toMillis() / 2);
+            chores.scheduleWithFixedDelay(this::sweepOrphans, sweep, sweep, TimeUnit.MILLISECONDS);
         }
         this.dispatcher = Thread.ofPlatform().name("gosched-job-dispatch").daemon(true).start(this::dispatchLoop);
     }
@@ -1430,6 +1450,86 @@ final class JobEngine {
             } catch (RuntimeException ex) {
                 log.warn("job " + id + ": settling the claim of ticket " + u.ticket().number() + " failed; trying again", ex);
             }
+        }
+    }
+
+    /**
+     * The orphan sweep: finds the records left {@code running} with nobody to run them and no
+     * ticket to bring them back, and puts them back in the queue. Such a record comes from a
+     * server restarted after a kill, which forgets recent deliveries (docs/cluster.md, "A claim
+     * that got no answer"): a first delivery of the ticket of a running job is dropped as a
+     * duplicate of the run, and if the runner then dies, or restarts under the same id, nothing
+     * else ever moves the record. Every node looks at the records running under its own id that
+     * it does not hold (a restart); the leader also at those of nodes that are not present. A
+     * record seen so, unchanged, for {@link #ORPHAN_LEASES} lease times, whose job has no ticket
+     * in the queue ({@link JobQueue#holdsTicketOf}: a ticket still there comes back by itself,
+     * to a takeover or, after max-deliver deliveries, to the dead letter), goes back to
+     * {@code queued} under the next ticket (the lost attempt counts, as a takeover's does;
+     * {@code cancelled} if a DELETE came meanwhile) and the ticket is published. Executed only
+     * by the chores thread.
+     */
+    private void sweepOrphans() {
+        long now = System.nanoTime();
+        long after = ORPHAN_LEASES * queue.leaseTime().toNanos();
+        boolean leader = node.isLeader();
+        Map<String, Boolean> present = new HashMap<>();
+        Set<String> seen = new HashSet<>();
+        try {
+            for (Versioned<JobRecord> v : store.list()) {
+                JobRecord.Status s = v.value().status();
+                String id = v.value().id();
+                if (s.state() != JobState.RUNNING || s.node() == null
+                        || (node.id().equals(s.node()) ? held.containsKey(id) : !leader || present.computeIfAbsent(s.node(), node::isPresent))) {
+                    continue;
+                }
+                seen.add(id);
+                Orphan o = orphans.get(id);
+                if (o == null || !o.node().equals(s.node()) || o.ticket() != s.ticket() || o.attempt() != s.attempt()) {
+                    orphans.put(id, new Orphan(s.node(), s.ticket(), s.attempt(), now));
+                } else if (now - o.sinceNanos() >= after) {
+                    if (queue.holdsTicketOf(id)) {
+                        orphans.put(id, new Orphan(s.node(), s.ticket(), s.attempt(), now)); // it comes back by itself; look again later
+                    } else {
+                        requeueOrphan(id, o);
+                        seen.remove(id);
+                    }
+                }
+            }
+            orphans.keySet().retainAll(seen);
+        } catch (BackendException unreachable) {
+            orphans.clear(); // nothing was watched meanwhile: every sighting starts again
+        } catch (RuntimeException e) {
+            log.warn("orphan sweep failed; it runs again shortly", e);
+        }
+    }
+
+    /** Moves an orphaned record (as {@code o} saw it) back to the queue and publishes its next ticket. */
+    private void requeueOrphan(String id, Orphan o) {
+        Instant at = clock.instant();
+        JobStore.Update u = store.update(id, r -> {
+            JobRecord.Status s = r.status();
+            boolean same = s.state() == JobState.RUNNING && o.node().equals(s.node()) && s.ticket() == o.ticket() && s.attempt() == o.attempt();
+            if (!same || node.id().equals(s.node()) && held.containsKey(id)) {
+                return null;
+            }
+            return r.withStatus(s.cancelRequested() ? s.finished(JobState.CANCELLED, at, JobRecord.Counters.ZERO, null, null)
+                    : s.requeued(at, JobRecord.Counters.ZERO, null, null, false));
+        });
+        if (!u.applied()) {
+            return;
+        }
+        JobRecord r = u.current().value();
+        if (r.status().state() != JobState.QUEUED) {
+            metrics.jobFinished(r.status().state().json(), Duration.ZERO);
+            return;
+        }
+        log.warn("job " + id + ": left running by node " + o.node() + " with no lease on it for " + ORPHAN_LEASES
+                + " lease times; queued again as ticket " + r.status().ticket());
+        JobTicket old = new JobTicket(id, o.ticket(), r.spec().priority(), null, pinQuietly(r));
+        try {
+            queue.enqueue(old.next(at));
+        } catch (BackendException unreachable) {
+            unsettled.put(id, new Unsettled(old, true, NOT_CLEAR)); // settleClaims publishes it once the queue answers
         }
     }
 

@@ -90,17 +90,11 @@ class ClaimWithoutAnswerTest extends JobServiceFixture {
     }
 
     /** A queue whose server forgets every delivery, as one restarted after a kill may: each lease is a first delivery. */
-    static final class ForgetfulQueue implements JobQueue {
-        final JobQueue d;
+    static final class ForgetfulQueue extends ForwardingJobQueue {
         final Map<String, Integer> deliveries = new ConcurrentHashMap<>();
 
         ForgetfulQueue(JobQueue d) {
-            this.d = d;
-        }
-
-        @Override
-        public void enqueue(JobTicket ticket) {
-            d.enqueue(ticket);
+            super(d);
         }
 
         @Override
@@ -141,21 +135,6 @@ class ClaimWithoutAnswerTest extends JobServiceFixture {
                     l.abandon();
                 }
             };
-        }
-
-        @Override
-        public void withdraw(JobTicket ticket) {
-            d.withdraw(ticket);
-        }
-
-        @Override
-        public long depth() {
-            return d.depth();
-        }
-
-        @Override
-        public void onLost(LostHandler handler) {
-            d.onLost(handler);
         }
     }
 }

@@ -40,6 +40,7 @@ import io.nats.client.PurgeOptions;
 import io.nats.client.api.RetentionPolicy;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
+import io.nats.client.api.StreamInfoOptions;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -606,6 +607,29 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     /** True while NATS is reachable. */
     public boolean isAvailable() {
         return conn.isUp();
+    }
+
+    @Override
+    public Duration leaseTime() {
+        return props.ackWait();
+    }
+
+    /** A stream info with a subject filter per kind of subject: in a work queue an unacked ticket stays in the stream. */
+    @Override
+    public boolean holdsTicketOf(String jobId) {
+        conn.check();
+        try {
+            for (String filter : ClusterLayout.jobTicketFilters(jobId)) {
+                List<io.nats.client.api.Subject> found = conn.management()
+                        .getStreamInfo(ClusterLayout.JOBS_STREAM, StreamInfoOptions.filterSubjects(filter)).getStreamState().getSubjects();
+                if (found != null && !found.isEmpty()) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (IOException | JetStreamApiException | IllegalStateException e) {
+            throw conn.translate("look-up of the tickets of job " + jobId, e);
+        }
     }
 
     /** Leases this node holds open. */

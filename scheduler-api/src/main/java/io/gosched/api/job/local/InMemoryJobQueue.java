@@ -164,6 +164,26 @@ public final class InMemoryJobQueue implements JobQueue {
         }
     }
 
+    @Override
+    public Duration leaseTime() {
+        return ackWait;
+    }
+
+    @Override
+    public boolean holdsTicketOf(String jobId) {
+        lock.lock();
+        try {
+            for (Entry e : byKey.values()) {
+                if (e.ticket.jobId().equals(jobId)) {
+                    return true;
+                }
+            }
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** This process's memory, one lock held for a few pointer moves: never blocks. */
     @Override
     public boolean pollsWithoutBlocking() {

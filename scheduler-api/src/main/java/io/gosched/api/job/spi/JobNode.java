@@ -12,4 +12,13 @@ public interface JobNode {
 
     /** True while this node is the cluster's leader; may change at any time. */
     boolean isLeader();
+
+    /**
+     * True if the node {@code nodeId} is a member of the cluster now (in a cluster: its heartbeat
+     * is current). The leader takes the jobs left {@code running} by a node that is not, once
+     * their tickets are gone ({@code JobEngine}'s orphan sweep). The default knows of no departures.
+     */
+    default boolean isPresent(String nodeId) {
+        return true;
+    }
 }

@@ -56,6 +56,26 @@ public interface JobQueue {
     }
 
     /**
+     * How long a lease holds without renewal (the ack wait): the ticket of a runner that died is
+     * handed out again after this.
+     */
+    default Duration leaseTime() {
+        return Duration.ofSeconds(30);
+    }
+
+    /**
+     * True if the queue holds a ticket of job {@code jobId}, of any number: waiting, delayed, or
+     * handed out and not completed yet. A job left {@code running} with none has nothing that
+     * would ever bring it back ({@code JobEngine}'s orphan sweep acts on such jobs only). A
+     * queue that cannot tell answers true, the default.
+     *
+     * @throws io.gosched.api.error.BackendUnavailableException when the queue cannot be reached
+     */
+    default boolean holdsTicketOf(String jobId) {
+        return true;
+    }
+
+    /**
      * Takes at most {@code room} tickets that may run now, in the order of {@link #pull}, without
      * waiting for any: an empty list when none is ready. Only where {@link #pollsWithoutBlocking}
      * is true; pulls and polls of one node may interleave, each ticket is handed to one of them.

@@ -200,6 +200,33 @@ public interface JobQueueContract {
         assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> q.depth() == 0)).isTrue();
     }
 
+    /** What the engine's orphan sweep asks: whether a ticket of the job is still in the queue, in any of its places. */
+    @Test
+    default void theQueueSaysWhetherItHoldsATicketOfAJob() throws Exception {
+        JobQueue q = queue("a");
+        assertThat(q.leaseTime()).isEqualTo(ackWait());
+        JobTicket later = JobTicket.first("job-later", 3, Instant.now().plusSeconds(60));
+        q.enqueue(ticket("job-ready", 5));
+        q.enqueue(later);
+        q.enqueue(new JobTicket("job-pinned", 2, 4, null, "a"));
+        assertThat(q.holdsTicketOf("job-ready")).as("waiting").isTrue();
+        assertThat(q.holdsTicketOf("job-later")).as("delayed").isTrue();
+        assertThat(q.holdsTicketOf("job-pinned")).as("pinned to a node, a later number").isTrue();
+        assertThat(q.holdsTicketOf("job-none")).isFalse();
+        List<JobLease> leased = new ArrayList<>();
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (leased.size() < 2 && System.nanoTime() - end < 0) {
+            leased.addAll(q.pull(2 - leased.size(), Duration.ofMillis(200)));
+        }
+        assertThat(ids(leased)).containsExactlyInAnyOrder("job-ready", "job-pinned");
+        assertThat(q.holdsTicketOf("job-ready")).as("leased, not completed").isTrue();
+        assertThat(q.holdsTicketOf("job-pinned")).as("leased, not completed").isTrue();
+        leased.forEach(JobLease::complete);
+        q.withdraw(later);
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> !q.holdsTicketOf("job-ready") && !q.holdsTicketOf("job-pinned")
+                && !q.holdsTicketOf("job-later"))).as("completed or withdrawn: none held").isTrue();
+    }
+
     @Test
     default void aReleasedLeaseComesBackAfterItsDelayAsTheNextDelivery() throws Exception {
         JobQueue q = queue("a");

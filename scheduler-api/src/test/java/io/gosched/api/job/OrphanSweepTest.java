@@ -1,0 +1,127 @@
+package io.gosched.api.job;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.job.local.InMemoryJobQueue;
+import io.gosched.api.job.local.InMemoryJobStore;
+import io.gosched.api.job.spi.JobNode;
+import io.gosched.api.job.spi.JobQueue;
+import io.gosched.api.job.spi.JobRecord;
+import io.gosched.api.job.spi.JobStore;
+import io.gosched.api.job.spi.JobTicket;
+import io.gosched.api.testapp.TestProperties;
+import io.gosched.api.workload.WorkloadParser;
+import io.gosched.api.workload.WorkloadTemplates;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A record left {@code running} with no ticket left to bring it back: a restarted NATS server
+ * forgot the ticket's delivery, a node dropped its first delivery as a duplicate of the run, and
+ * then the runner died (or restarted under the same id). Without the orphan sweep nothing ever
+ * moves such a job again. Each test puts such a record straight into the store, with no ticket in
+ * the queue, next to one engine "n1" (the leader) whose queue's lease time is 1 s.
+ */
+class OrphanSweepTest extends JobServiceFixture {
+
+    private final InMemoryJobStore store = InMemoryJobStore.unbounded(Clock.systemUTC());
+
+    private void start() {
+        start(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(1), 5));
+    }
+
+    private void start(JobQueue queue) {
+        ApiProperties p = TestProperties.api(Map.of());
+        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
+        ServiceBudget budget = ServiceBudget.of(p, metrics);
+        JobNode n1 = new JobNode() {
+            @Override
+            public String id() {
+                return "n1";
+            }
+
+            @Override
+            public boolean isLeader() {
+                return true;
+            }
+
+            @Override
+            public boolean isPresent(String nodeId) {
+                return nodeId.equals("n1") || nodeId.equals("n-alive");
+            }
+        };
+        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
+                new WorkloadTemplates(), Clock.systemUTC(), budget,
+                new JobService.Ports(queue, store, n1, null));
+    }
+
+    /** A record running on {@code runner} as its first attempt, under ticket 1, which is in no queue. */
+    private String runningOn(JobStore s, String runner) {
+        String id = UUID.randomUUID().toString();
+        Instant now = Instant.now();
+        JobRecord.Spec spec = new JobRecord.Spec(JsonMapper.builder().build().readTree("{\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}"),
+                null, null, 5, 1, 30_000, 1, now, null, null, null);
+        assertThat(s.create(new JobRecord(id, spec, JobRecord.Status.queued(now).claimed(runner, now)))).isPresent();
+        return id;
+    }
+
+    @Test
+    void aJobLeftRunningByANodeThatLeftRunsAgain() throws Exception {
+        String id = runningOn(store, "n-gone");
+        start();
+        JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(30), x -> x.state() == JobState.SUCCEEDED);
+        assertThat(v.node()).isEqualTo("n1");
+        assertThat(v.attempt()).as("the lost attempt counts, as a takeover's does").isEqualTo(2);
+    }
+
+    @Test
+    void aJobLeftRunningUnderThisNodesOwnIdRunsAgain() throws Exception {
+        String id = runningOn(store, "n1"); // a node that restarted under the same id holds nothing
+        start();
+        JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(30), x -> x.state() == JobState.SUCCEEDED);
+        assertThat(v.attempt()).isEqualTo(2);
+    }
+
+    @Test
+    void aJobRunningOnAPresentNodeIsLeftAlone() throws Exception {
+        String gone = runningOn(store, "n-gone");
+        String alive = runningOn(store, "n-alive");
+        start();
+        JobAwait.view(jobs, gone, "succeeded", Duration.ofSeconds(30), x -> x.state() == JobState.SUCCEEDED);
+        // the orphan went through the same sweeps: the live node's job was seen by each of them
+        assertThat(jobs.get(alive).state()).isEqualTo(JobState.RUNNING);
+        assertThat(jobs.get(alive).node()).isEqualTo("n-alive");
+    }
+
+    @Test
+    void aJobWhoseTicketIsStillOutIsLeftToItsLease() throws Exception {
+        // the queue's leases last a minute, but it tells the engine they last a second: the sweep
+        // finds the record orphaned long enough while the dead runner's lease is still out
+        JobQueue longLeases = new ForwardingJobQueue(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(60), 5)) {
+            @Override
+            public Duration leaseTime() {
+                return Duration.ofSeconds(1);
+            }
+        };
+        String gone = runningOn(store, "n-gone");
+        String leased = runningOn(store, "n-gone");
+        longLeases.enqueue(JobTicket.first(leased, 5, null));
+        assertThat(longLeases.pull(1, Duration.ZERO)).as("n-gone's lease, never renewed nor ended").hasSize(1);
+        start(longLeases);
+        JobAwait.view(jobs, gone, "succeeded", Duration.ofSeconds(30), x -> x.state() == JobState.SUCCEEDED);
+        // a ticket still out comes back by itself, to a takeover or to the dead letter: not the sweep's
+        assertThat(jobs.get(leased).state()).isEqualTo(JobState.RUNNING);
+        assertThat(jobs.get(leased).node()).isEqualTo("n-gone");
+    }
+}
