@@ -8,24 +8,15 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.ChannelService;
 import io.gosched.api.error.BackendUnavailableException;
 import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
 import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobNode;
 import io.gosched.api.job.spi.JobQueue;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
 import io.gosched.api.job.spi.JobTicket;
 import io.gosched.api.job.spi.Versioned;
-import io.gosched.api.testapp.TestProperties;
-import io.gosched.api.workload.WorkloadParser;
-import io.gosched.api.workload.WorkloadTemplates;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -44,24 +35,9 @@ class ClaimWithoutAnswerTest extends JobServiceFixture {
 
     @Test
     void aClaimThatLandedWithoutAnAnswerStillRuns() throws Exception {
-        ApiProperties p = TestProperties.api(Map.of());
-        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
-        ServiceBudget budget = ServiceBudget.of(p, metrics);
         LostClaimAnswer store = new LostClaimAnswer(InMemoryJobStore.unbounded(Clock.systemUTC()));
-        JobNode node = new JobNode() {
-            @Override
-            public String id() {
-                return "n1";
-            }
-
-            @Override
-            public boolean isLeader() {
-                return true;
-            }
-        };
         ForgetfulQueue queue = new ForgetfulQueue(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5));
-        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
-                new WorkloadTemplates(), Clock.systemUTC(), budget, new JobService.Ports(queue, store, node, null));
+        clusterNode(queue, store, leader("n1", n -> true));
         String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}"), null)
                 .job().id();
         JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(20), x -> x.state() == JobState.SUCCEEDED);

@@ -1,9 +1,23 @@
 package io.gosched.api.job;
 
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
+import java.util.function.Predicate;
 
+import io.gosched.api.ApiMetrics;
+import io.gosched.api.ApiProperties;
+import io.gosched.api.budget.ServiceBudget;
+import io.gosched.api.channel.ChannelService;
+import io.gosched.api.job.spi.JobNode;
+import io.gosched.api.job.spi.JobQueue;
+import io.gosched.api.job.spi.JobStore;
+import io.gosched.api.testapp.TestProperties;
+import io.gosched.api.workload.WorkloadParser;
+import io.gosched.api.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 
 /**
@@ -15,6 +29,39 @@ abstract class JobServiceFixture {
 
     final GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     JobService jobs;
+
+    /**
+     * The service as one node of a cluster sees it (the engine's cluster mode: no embedded
+     * shortcuts), on the given queue and store, with default properties; sets {@link #jobs}.
+     */
+    JobService clusterNode(JobQueue queue, JobStore store, JobNode node) {
+        ApiProperties p = TestProperties.api(Map.of());
+        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
+        ServiceBudget budget = ServiceBudget.of(p, metrics);
+        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
+                new WorkloadTemplates(), Clock.systemUTC(), budget, new JobService.Ports(queue, store, node, null));
+        return jobs;
+    }
+
+    /** A node that leads and sees the nodes {@code present} accepts as members. */
+    static JobNode leader(String id, Predicate<String> present) {
+        return new JobNode() {
+            @Override
+            public String id() {
+                return id;
+            }
+
+            @Override
+            public boolean isLeader() {
+                return true;
+            }
+
+            @Override
+            public boolean isPresent(String nodeId) {
+                return present.test(nodeId);
+            }
+        };
+    }
 
     @AfterEach
     void stop() throws InterruptedException {

@@ -3,24 +3,14 @@ package io.gosched.api.job;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.UUID;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.ChannelService;
 import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
-import io.gosched.api.job.spi.JobNode;
 import io.gosched.api.job.spi.JobQueue;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
 import io.gosched.api.job.spi.JobTicket;
-import io.gosched.api.testapp.TestProperties;
-import io.gosched.api.workload.WorkloadParser;
-import io.gosched.api.workload.WorkloadTemplates;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -42,28 +32,7 @@ class OrphanSweepTest extends JobServiceFixture {
     }
 
     private void start(JobQueue queue) {
-        ApiProperties p = TestProperties.api(Map.of());
-        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
-        ServiceBudget budget = ServiceBudget.of(p, metrics);
-        JobNode n1 = new JobNode() {
-            @Override
-            public String id() {
-                return "n1";
-            }
-
-            @Override
-            public boolean isLeader() {
-                return true;
-            }
-
-            @Override
-            public boolean isPresent(String nodeId) {
-                return nodeId.equals("n1") || nodeId.equals("n-alive");
-            }
-        };
-        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
-                new WorkloadTemplates(), Clock.systemUTC(), budget,
-                new JobService.Ports(queue, store, n1, null));
+        clusterNode(queue, store, leader("n1", n -> n.equals("n1") || n.equals("n-alive")));
     }
 
     /** A record running on {@code runner} as its first attempt, under ticket 1, which is in no queue. */

@@ -2,25 +2,15 @@ package io.gosched.api.job;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.ChannelService;
 import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
-import io.gosched.api.job.spi.JobNode;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
 import io.gosched.api.job.spi.Versioned;
-import io.gosched.api.testapp.TestProperties;
-import io.gosched.api.workload.WorkloadParser;
-import io.gosched.api.workload.WorkloadTemplates;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -37,24 +27,8 @@ class StaleReadClaimTest extends JobServiceFixture {
 
     @Test
     void aClaimThatReadsNoRecordLeavesTheTicketForALaterRead() throws Exception {
-        ApiProperties p = TestProperties.api(Map.of());
-        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
-        ServiceBudget budget = ServiceBudget.of(p, metrics);
         StaleFirstRead store = new StaleFirstRead(InMemoryJobStore.unbounded(Clock.systemUTC()));
-        JobNode node = new JobNode() {
-            @Override
-            public String id() {
-                return "n1";
-            }
-
-            @Override
-            public boolean isLeader() {
-                return true;
-            }
-        };
-        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
-                new WorkloadTemplates(), Clock.systemUTC(), budget,
-                new JobService.Ports(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, node, null));
+        clusterNode(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, leader("n1", n -> true));
         String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}"), null)
                 .job().id();
         JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(20), x -> x.state() == JobState.SUCCEEDED);
