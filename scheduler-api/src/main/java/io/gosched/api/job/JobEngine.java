@@ -5,9 +5,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -192,8 +192,10 @@ final class JobEngine {
      * back. Nobody else repairs such a record: a server restart can forget that the ticket was
      * ever delivered, and the node that gets it next as a first delivery takes it for a duplicate
      * of a run in progress (see {@link #unclaimable}) and drops it. {@link #settleClaims} reads
-     * each again once the store answers and puts a landed one back in the queue. Bounded by the
-     * running slots: an entry stands for a lease pulled into one.
+     * each again once the store answers and puts a landed one back in the queue. Also holds the
+     * orphans the sweep requeued whose ticket the queue refused ({@link #requeueOrphan}). Bounded
+     * by the running slots (an unanswered claim stands for a lease pulled into one) plus those
+     * orphans.
      */
     private final ConcurrentHashMap<String, Unsettled> unsettled = new ConcurrentHashMap<>();
 
