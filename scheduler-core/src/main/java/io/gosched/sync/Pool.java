@@ -170,10 +170,24 @@ public final class Pool<T> {
         if (x != null) {
             return x;
         }
-        // Mark the victim cache as empty for future gets; don't bother with it. (With several
-        // runtimes another one's victims may be left: they age out at the next cleanup.)
-        victim = null;
+        // Mark the victim cache as empty for future gets; don't bother with it. Only when it names
+        // no other runtime: rt found nothing of its own there, but another runtime's victims are
+        // still theirs to take until the next cleanup (marked empty here, one runtime's miss
+        // dropped another's objects a generation early).
+        if (namesOnly(v, rt)) {
+            victim = null;
+        }
         return null;
+    }
+
+    /** True if every shard of generation g belongs to rt (or g has none). */
+    private static boolean namesOnly(Locals g, GoRuntime rt) {
+        for (Shard sh : g.shards) {
+            if (sh.runtime != rt) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -179,6 +179,28 @@ class PoolTest {
         }
     }
 
+    /**
+     * A cleanup between one runtime's put and its get keeps the object in the victim cache, and
+     * another runtime's miss there must not drop it (it marked the whole victim cache empty:
+     * perPSlotsOfTwoRuntimesAreApart failed once in CI when the cleanup thread ran between its
+     * put and its gets).
+     */
+    @Test
+    void aMissInOneRuntimeLeavesAnotherRuntimesVictims() throws Exception {
+        Pool<Object> p = new Pool<>(null);
+        Object mine = new Object();
+        try (GoRuntime a = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
+                GoRuntime b = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            a.run(() -> {
+                p.put(mine);
+                return null;
+            });
+            Pool.poolCleanup(); // a's P0-private object is a victim now
+            assertThat(b.run(p::get)).as("runtime b finds nothing of its own").isNull();
+            assertThat(a.run(p::get)).as("runtime a still gets its victim").isSameAs(mine);
+        }
+    }
+
     @Test
     void headTailRoundTrip() {
         int[] vals = {0, 1, 2, 127, 128, Integer.MAX_VALUE, Integer.MIN_VALUE, -1};
