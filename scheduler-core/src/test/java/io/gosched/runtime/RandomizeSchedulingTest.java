@@ -34,14 +34,14 @@ class RandomizeSchedulingTest {
             List<Integer> order = new ArrayList<>();
             CountDownLatch done = new CountDownLatch(CHILDREN);
             rt.run(() -> {
-                for (int i = 0; i < CHILDREN; i++) {
-                    int id = i;
-                    Go.go(() -> {
-                        synchronized (order) {
-                            order.add(id);
-                        }
-                        done.countDown();
-                    });
+                // Pinned: the order holds only for an unbroken loop, and on a loaded machine a
+                // stall of the loop's thread past the quantum let sysmon preempt it midway (CI:
+                // [9, 0..8, 11, 10]: children 0..9 ran before 10 and 11 were made).
+                Go.procPin();
+                try {
+                    spawnChildren(order, done);
+                } finally {
+                    Go.procUnpin();
                 }
                 return null;
             });
@@ -49,6 +49,18 @@ class RandomizeSchedulingTest {
             synchronized (order) {
                 return List.copyOf(order);
             }
+        }
+    }
+
+    private static void spawnChildren(List<Integer> order, CountDownLatch done) {
+        for (int i = 0; i < CHILDREN; i++) {
+            int id = i;
+            Go.go(() -> {
+                synchronized (order) {
+                    order.add(id);
+                }
+                done.countDown();
+            });
         }
     }
 
