@@ -108,6 +108,19 @@ public final class ApiMetrics {
                 .description("finished jobs dropped from retention, by why").register(registry));
     }
 
+    /**
+     * A job put back in the queue by its node's repair of a lost state (cluster mode):
+     * {@code unanswered-claim} (a claim whose CAS landed without an answer) or {@code orphan}
+     * (left running with no ticket and nobody to run it).
+     */
+    public void jobRequeued(String cause) {
+        if (registry != null) {
+            counters.computeIfAbsent("requeued:" + cause, k -> Counter.builder("gosched.jobs.requeued").tag("cause", cause)
+                    .description("jobs put back in the queue after a lost claim answer or with nobody to run them").register(registry))
+                    .increment();
+        }
+    }
+
     public void jobSubmitted() {
         if (submitted != null) {
             submitted.increment();

@@ -1439,6 +1439,7 @@ final class JobEngine {
                     }
                     log.info("job " + id + ": the claim of ticket " + u.ticket().number() + " landed unseen and never ran;"
                             + " queued again as ticket " + s.ticket());
+                    metrics.jobRequeued("unanswered-claim");
                     Unsettled published = new Unsettled(u.ticket(), true, NOT_CLEAR);
                     unsettled.replace(id, u, published);
                     queue.enqueue(u.ticket().next(now)); // deduplicated by message id when retried
@@ -1527,6 +1528,7 @@ final class JobEngine {
         }
         log.warn("job " + id + ": left running by node " + o.node() + " with no lease on it for " + ORPHAN_LEASES
                 + " lease times; queued again as ticket " + r.status().ticket());
+        metrics.jobRequeued("orphan");
         JobTicket old = new JobTicket(id, o.ticket(), r.spec().priority(), null, pinQuietly(r));
         try {
             queue.enqueue(old.next(at));

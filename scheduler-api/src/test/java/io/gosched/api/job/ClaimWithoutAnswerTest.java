@@ -45,6 +45,7 @@ class ClaimWithoutAnswerTest extends JobServiceFixture {
         assertThat(queue.deliveries.get(id)).as("the first ticket came back, as a first delivery, and was dropped; the next ran")
                 .isEqualTo(3);
         assertThat(v.attempt()).as("the claim that never ran is not counted").isEqualTo(1);
+        assertThat(meters.get("gosched.jobs.requeued").tag("cause", "unanswered-claim").counter().count()).isEqualTo(1.0);
     }
 
     /** Applies the first claim of each job (the CAS to running) and then fails as if its answer was lost. */

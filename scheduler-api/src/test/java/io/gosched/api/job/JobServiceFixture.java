@@ -29,6 +29,8 @@ abstract class JobServiceFixture {
 
     final GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
     JobService jobs;
+    /** The meters of the service {@link #clusterNode} built. */
+    final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
     /**
      * The service as one node of a cluster sees it (the engine's cluster mode: no embedded
@@ -36,7 +38,7 @@ abstract class JobServiceFixture {
      */
     JobService clusterNode(JobQueue queue, JobStore store, JobNode node) {
         ApiProperties p = TestProperties.api(Map.of());
-        ApiMetrics metrics = new ApiMetrics(new SimpleMeterRegistry());
+        ApiMetrics metrics = new ApiMetrics(meters);
         ServiceBudget budget = ServiceBudget.of(p, metrics);
         jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
                 new WorkloadTemplates(), Clock.systemUTC(), budget, new JobService.Ports(queue, store, node, null));

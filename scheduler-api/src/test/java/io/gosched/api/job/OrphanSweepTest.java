@@ -52,6 +52,7 @@ class OrphanSweepTest extends JobServiceFixture {
         JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(30), x -> x.state() == JobState.SUCCEEDED);
         assertThat(v.node()).isEqualTo("n1");
         assertThat(v.attempt()).as("the lost attempt counts, as a takeover's does").isEqualTo(2);
+        assertThat(meters.get("gosched.jobs.requeued").tag("cause", "orphan").counter().count()).isEqualTo(1.0);
     }
 
     @Test
@@ -92,5 +93,6 @@ class OrphanSweepTest extends JobServiceFixture {
         // a ticket still out comes back by itself, to a takeover or to the dead letter: not the sweep's
         assertThat(jobs.get(leased).state()).isEqualTo(JobState.RUNNING);
         assertThat(jobs.get(leased).node()).isEqualTo("n-gone");
+        assertThat(meters.get("gosched.jobs.requeued").tag("cause", "orphan").counter().count()).as("the orphan only").isEqualTo(1.0);
     }
 }
