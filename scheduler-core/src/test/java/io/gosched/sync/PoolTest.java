@@ -165,18 +165,7 @@ class PoolTest {
     /** The private slot of P0 of one runtime is not the private slot of P0 of another. */
     @Test
     void perPSlotsOfTwoRuntimesAreApart() throws Exception {
-        Pool<Object> p = new Pool<>(null);
-        Object mine = new Object();
-        try (GoRuntime a = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
-                GoRuntime b = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            a.run(() -> {
-                p.put(mine);
-                return null;
-            });
-            Object seenByB = b.run(p::get);
-            assertThat(seenByB).as("runtime b's P0 took runtime a's P0-private object").isNull();
-            assertThat(a.run(p::get)).isSameAs(mine);
-        }
+        putInOneRuntimeGetInTwo(false);
     }
 
     /**
@@ -187,6 +176,11 @@ class PoolTest {
      */
     @Test
     void aMissInOneRuntimeLeavesAnotherRuntimesVictims() throws Exception {
+        putInOneRuntimeGetInTwo(true);
+    }
+
+    /** Runtime a puts an object on its P0; runtime b must not get it, and then a must. */
+    private static void putInOneRuntimeGetInTwo(boolean cleanupBetween) throws Exception {
         Pool<Object> p = new Pool<>(null);
         Object mine = new Object();
         try (GoRuntime a = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build());
@@ -195,9 +189,11 @@ class PoolTest {
                 p.put(mine);
                 return null;
             });
-            Pool.poolCleanup(); // a's P0-private object is a victim now
-            assertThat(b.run(p::get)).as("runtime b finds nothing of its own").isNull();
-            assertThat(a.run(p::get)).as("runtime a still gets its victim").isSameAs(mine);
+            if (cleanupBetween) {
+                Pool.poolCleanup(); // a's P0-private object is a victim now
+            }
+            assertThat(b.run(p::get)).as("runtime b's P0 took runtime a's P0-private object").isNull();
+            assertThat(a.run(p::get)).as("runtime a gets its own object back").isSameAs(mine);
         }
     }
 
