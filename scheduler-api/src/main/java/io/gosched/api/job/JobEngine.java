@@ -24,7 +24,10 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.IntSupplier;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 import io.gosched.api.ApiMetrics;
@@ -1416,37 +1419,23 @@ final class JobEngine {
             String id = e.getKey();
             Unsettled u = e.getValue();
             try {
-                if (!u.requeued()) {
-                    Instant now = clock.instant();
-                    JobStore.Update up = store.update(id, r -> !landedUnrun(r, u.ticket()) ? null
-                            : r.withStatus(r.status().cancelRequested()
-                                    ? r.status().finished(JobState.CANCELLED, now, JobRecord.Counters.ZERO, null, null)
-                                    : r.status().unclaimed(now)));
-                    if (!up.applied()) {
-                        long read = System.nanoTime();
-                        if (u.clearSince() == NOT_CLEAR) {
-                            unsettled.replace(id, u, new Unsettled(u.ticket(), false, read));
-                        } else if (read - u.clearSince() > SETTLE_GRACE_NANOS) {
-                            unsettled.remove(id, u);
-                        }
-                        continue;
-                    }
-                    JobRecord.Status s = up.current().value().status();
-                    if (s.state() != JobState.QUEUED) {
-                        metrics.jobFinished(s.state().json(), Duration.ZERO);
-                        unsettled.remove(id, u);
-                        continue;
-                    }
-                    log.info("job " + id + ": the claim of ticket " + u.ticket().number() + " landed unseen and never ran;"
-                            + " queued again as ticket " + s.ticket());
-                    metrics.jobRequeued("unanswered-claim");
-                    Unsettled published = new Unsettled(u.ticket(), true, NOT_CLEAR);
-                    unsettled.replace(id, u, published);
-                    queue.enqueue(u.ticket().next(now)); // deduplicated by message id when retried
-                    unsettled.remove(id, published);
-                } else {
-                    queue.enqueue(u.ticket().next(clock.instant()));
+                if (u.requeued()) {
+                    queue.enqueue(u.ticket().next(clock.instant())); // deduplicated by message id when retried
                     unsettled.remove(id, u);
+                } else if (putBack(id, r -> landedUnrun(r, u.ticket()), JobRecord.Status::unclaimed, r -> u.ticket(),
+                        "unanswered-claim") instanceof JobRecord.Status back) {
+                    if (back.state() == JobState.QUEUED) {
+                        log.info("job " + id + ": the claim of ticket " + u.ticket().number() + " landed unseen and never ran;"
+                                + " queued again as ticket " + back.ticket());
+                    }
+                    unsettled.remove(id, u); // its next ticket is out, or back in this map for the next round
+                } else {
+                    long read = System.nanoTime();
+                    if (u.clearSince() == NOT_CLEAR) {
+                        unsettled.replace(id, u, new Unsettled(u.ticket(), false, read));
+                    } else if (read - u.clearSince() > SETTLE_GRACE_NANOS) {
+                        unsettled.remove(id, u);
+                    }
                 }
             } catch (BackendException unreachable) {
                 // still away: the next round tries again
@@ -1508,33 +1497,48 @@ final class JobEngine {
 
     /** Moves an orphaned record (as {@code o} saw it) back to the queue and publishes its next ticket. */
     private void requeueOrphan(String id, Orphan o) {
-        Instant at = clock.instant();
-        JobStore.Update u = store.update(id, r -> {
+        JobRecord.Status back = putBack(id, r -> {
             JobRecord.Status s = r.status();
-            boolean same = s.state() == JobState.RUNNING && o.node().equals(s.node()) && s.ticket() == o.ticket() && s.attempt() == o.attempt();
-            if (!same || node.id().equals(s.node()) && held.containsKey(id)) {
-                return null;
-            }
-            return r.withStatus(s.cancelRequested() ? s.finished(JobState.CANCELLED, at, JobRecord.Counters.ZERO, null, null)
-                    : s.requeued(at, JobRecord.Counters.ZERO, null, null, false));
-        });
+            return s.state() == JobState.RUNNING && o.node().equals(s.node()) && s.ticket() == o.ticket() && s.attempt() == o.attempt()
+                    && !(node.id().equals(s.node()) && held.containsKey(id));
+        }, (s, at) -> s.requeued(at, JobRecord.Counters.ZERO, null, null, false),
+                r -> new JobTicket(id, o.ticket(), r.spec().priority(), null, pinQuietly(r)), "orphan");
+        if (back != null && back.state() == JobState.QUEUED) {
+            log.warn("job " + id + ": left running by node " + o.node() + " with no lease on it for " + ORPHAN_LEASES
+                    + " lease times; queued again as ticket " + back.ticket());
+        }
+    }
+
+    /**
+     * The end both repairs of a lost state share ({@link #settleClaims}, {@link #requeueOrphan}):
+     * a CAS of a record that nobody runs, while {@code stranded} still holds, to {@code cancelled}
+     * if a DELETE came meanwhile, else to what {@code back} makes of its status (queued under
+     * the next ticket), counted; then the ticket after {@code old} is published. One the queue
+     * refuses goes into {@link #unsettled}, where settleClaims publishes it once the queue
+     * answers. Returns the record's new status, or null if it needed nothing.
+     */
+    private JobRecord.Status putBack(String id, Predicate<JobRecord> stranded, BiFunction<JobRecord.Status, Instant, JobRecord.Status> back,
+            Function<JobRecord, JobTicket> old, String cause) {
+        Instant at = clock.instant();
+        JobStore.Update u = store.update(id, r -> !stranded.test(r) ? null
+                : r.withStatus(r.status().cancelRequested() ? r.status().finished(JobState.CANCELLED, at, JobRecord.Counters.ZERO, null, null)
+                        : back.apply(r.status(), at)));
         if (!u.applied()) {
-            return;
+            return null;
         }
         JobRecord r = u.current().value();
         if (r.status().state() != JobState.QUEUED) {
             metrics.jobFinished(r.status().state().json(), Duration.ZERO);
-            return;
+            return r.status();
         }
-        log.warn("job " + id + ": left running by node " + o.node() + " with no lease on it for " + ORPHAN_LEASES
-                + " lease times; queued again as ticket " + r.status().ticket());
-        metrics.jobRequeued("orphan");
-        JobTicket old = new JobTicket(id, o.ticket(), r.spec().priority(), null, pinQuietly(r));
+        metrics.jobRequeued(cause);
+        JobTicket previous = old.apply(r);
         try {
-            queue.enqueue(old.next(at));
+            queue.enqueue(previous.next(at));
         } catch (BackendException unreachable) {
-            unsettled.put(id, new Unsettled(old, true, NOT_CLEAR)); // settleClaims publishes it once the queue answers
+            unsettled.put(id, new Unsettled(previous, true, NOT_CLEAR));
         }
+        return r.status();
     }
 
     /** True if {@code r} stands for a claim of ticket {@code t} by this node that this node does not run. */
