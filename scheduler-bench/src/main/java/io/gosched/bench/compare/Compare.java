@@ -340,6 +340,8 @@ public final class Compare {
         }
         String loadStart = loadavg();
         double loadMin = Double.MAX_VALUE, loadMax = 0;
+        List<Double> stealPerRound = new ArrayList<>();
+        long[] cpuMeasured = null, cpuMeasuredEnd = null;
         long t0 = System.nanoTime();
         int total = o.warmup + o.rounds;
         try {
@@ -348,6 +350,8 @@ public final class Compare {
                 double load = Double.parseDouble(loadavg().split(" ")[0]);
                 loadMin = Math.min(loadMin, load);
                 loadMax = Math.max(loadMax, load);
+                long[] cpuRound = QuietGuard.cpuTimes(procStat());
+                if (measured && cpuMeasured == null) cpuMeasured = cpuRound;
                 for (BenchWorkload w : o.workloads) {
                     // hog and timers measure latency, not JIT-compiled code: one warm-up round is enough.
                     boolean latency = w == BenchWorkload.HOG || w == BenchWorkload.TIMERS || w == BenchWorkload.WAKEUP;
@@ -365,12 +369,17 @@ public final class Compare {
                                 measured ? o.rounds : o.warmup, w.id(), peer, outcome);
                     }
                 }
+                if (measured) {
+                    cpuMeasuredEnd = QuietGuard.cpuTimes(procStat());
+                    stealPerRound.add(QuietGuard.stealShare(cpuRound, cpuMeasuredEnd));
+                }
             }
         } finally {
             for (PeerProcess pp : procs.values()) pp.close();
         }
         double minutes = (System.nanoTime() - t0) / 60e9;
-        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, minutes, verdict);
+        double steal = QuietGuard.stealShare(cpuMeasured, cpuMeasuredEnd);
+        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, steal, stealPerRound, minutes, verdict);
         System.out.println(md);
         if (o.write) {
             Files.createDirectories(o.out);
@@ -529,7 +538,8 @@ public final class Compare {
     }
 
     static String report(Options o, Map<Key, Cell> cells, Map<String, String> versions, String loadStart,
-                         String loadEnd, double loadMin, double loadMax, double minutes, QuietGuard.Verdict verdict) {
+                         String loadEnd, double loadMin, double loadMax, double steal, List<Double> stealPerRound,
+                         double minutes, QuietGuard.Verdict verdict) {
         StringBuilder sb = new StringBuilder();
         String now = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         sb.append("# gosched vs virtual threads, Kotlin coroutines and Go — ").append(now)
@@ -539,6 +549,7 @@ public final class Compare {
                 .append(" CPUs, ").append(memTotal()).append("\n");
         sb.append(String.format(Locale.ROOT, "- Load average (1 min): %s at start, %s at end, %.2f..%.2f at round starts"
                 + " (others build on the same cores)%n", loadStart.split(" ")[0], loadEnd.split(" ")[0], loadMin, loadMax));
+        sb.append(QuietGuard.stealNote(steal, stealPerRound));
         sb.append("- Parallelism: ").append(o.procs).append(" everywhere (gosched GOMAXPROCS, Go GOMAXPROCS, ")
                 .append("jdk.virtualThreadScheduler.parallelism, kotlinx.coroutines.scheduler.core.pool.size);")
                 .append(" the gosched workload runs on 1\n");
@@ -618,6 +629,15 @@ public final class Compare {
         }
         sb.append("\n</details>\n");
         return sb.toString();
+    }
+
+    /** /proc/stat, or null where there is none. */
+    static String procStat() {
+        try {
+            return Files.readString(Path.of("/proc/stat"));
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     static String loadavg() {

@@ -14,6 +14,13 @@ import java.util.function.Supplier;
  * <p>The build that {@code compare.sh} runs first raises the load by itself, so the driver first
  * waits up to {@code --wait-quiet} seconds for the load to come down (the 1-minute average decays
  * by e in 60 s once the build has ended: from 2 to 1 in about 40 s).
+ *
+ * <p>The load average counts only this guest's runnable threads. On a virtual machine the host
+ * may also run other guests on our vCPUs, and then every figure of a round slows by the same
+ * share whatever the load average says: measured on the 2-core box (2026-12-03), 3-16% of the
+ * CPU time was stolen during a quiet-by-load ping-pong run, and the same process's rounds
+ * spread over 2x. That is recorded next to the load average ({@link #stealShare}), not used to
+ * refuse a run: the ratios are taken within a round, where every peer pays the same.
  */
 final class QuietGuard {
     enum Verdict { QUIET, NOISY, REFUSE }
@@ -27,6 +34,55 @@ final class QuietGuard {
         } catch (RuntimeException e) {
             return Double.NaN;
         }
+    }
+
+    /**
+     * The aggregate CPU times of a {@code /proc/stat} text (its first line, {@code cpu  user nice
+     * system idle iowait irq softirq steal ...}, in clock ticks), or null when it has none.
+     */
+    static long[] cpuTimes(String procStat) {
+        if (procStat == null) return null;
+        String first = procStat.lines().findFirst().orElse("").trim();
+        String[] f = first.split("\\s+");
+        if (f.length < 9 || !f[0].equals("cpu")) return null;
+        long[] t = new long[8];
+        try {
+            for (int i = 0; i < 8; i++) t[i] = Long.parseLong(f[i + 1]);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+        return t;
+    }
+
+    /**
+     * The share of the CPU time between two {@link #cpuTimes} readings that the hypervisor gave
+     * to other guests (steal, the eighth field), as a fraction; NaN when either reading is
+     * missing or no time passed.
+     */
+    static double stealShare(long[] before, long[] after) {
+        if (before == null || after == null) return Double.NaN;
+        long total = 0;
+        for (int i = 0; i < 8; i++) total += after[i] - before[i];
+        return total <= 0 ? Double.NaN : (double) (after[7] - before[7]) / total;
+    }
+
+    /**
+     * The report's line on steal: the share over the measured rounds and the least and most of
+     * one round.
+     */
+    static String stealNote(double overall, java.util.List<Double> perRound) {
+        String head = "- Host CPU steal (time the hypervisor gave this VM's vCPUs to other guests; the load average"
+                + " does not count it): ";
+        if (Double.isNaN(overall)) return head + "unknown (no /proc/stat)\n";
+        double lo = Double.MAX_VALUE, hi = 0;
+        for (double d : perRound) {
+            if (Double.isNaN(d)) continue;
+            lo = Math.min(lo, d);
+            hi = Math.max(hi, d);
+        }
+        String rounds = lo == Double.MAX_VALUE ? ""
+                : String.format(Locale.ROOT, ", %.1f–%.1f%% per round", lo * 100, hi * 100);
+        return head + String.format(Locale.ROOT, "%.1f%% over the measured rounds%s%n", overall * 100, rounds);
     }
 
     /**

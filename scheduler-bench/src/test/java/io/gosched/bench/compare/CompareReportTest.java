@@ -33,7 +33,7 @@ class CompareReportTest {
     private static String report(QuietGuard.Verdict verdict, Map<String, List<Result>> byPeer) {
         Compare.Options o = Compare.parse(new String[] {"--workloads", "parked", "--peers", "gosched,vt", "--quick"});
         return Compare.report(o, cells(o, byPeer), Map.of(), "4.58 3.00 2.00 1/2 3", "4.00 3.00 2.00 1/2 3",
-                4.0, 5.0, 1.0, verdict);
+                4.0, 5.0, 0.05, List.of(0.02, 0.08), 1.0, verdict);
     }
 
     @Test
@@ -41,6 +41,7 @@ class CompareReportTest {
         String md = report(QuietGuard.Verdict.NOISY, Map.of());
         assertThat(md.lines().findFirst().orElseThrow()).endsWith("(NOISY)");
         assertThat(md).contains("> **NOISY**: the 1-minute load average was 4.58 at the start, above 1.00");
+        assertThat(md).contains("- Host CPU steal", "5.0% over the measured rounds, 2.0–8.0% per round");
     }
 
     @Test

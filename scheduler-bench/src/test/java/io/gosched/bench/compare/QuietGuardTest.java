@@ -74,4 +74,29 @@ class QuietGuardTest {
         assertThat(QuietGuard.noisyNote(Verdict.QUIET, 0.5, 1.0)).isEmpty();
         assertThat(QuietGuard.refusal(4.58, 1.0, 120)).contains("4.58", "--allow-noisy", "--max-load", "--wait-quiet");
     }
+
+    @Test
+    void stealIsTheHypervisorsShareOfTheCpuTimeBetweenTwoReadings() {
+        long[] before = QuietGuard.cpuTimes("cpu  100 0 50 800 10 0 5 40 0 0\ncpu0 50 0 25 400 5 0 2 20 0 0\n");
+        long[] after = QuietGuard.cpuTimes("cpu  160 0 60 900 10 0 5 70 0 0\n");
+        // 60 user + 10 system + 100 idle + 30 steal = 200 ticks, 30 of them stolen.
+        assertThat(QuietGuard.stealShare(before, after)).isEqualTo(0.15);
+    }
+
+    @Test
+    void anUnreadableOrUnchangedProcStatGivesNoStealFigure() {
+        assertThat(QuietGuard.cpuTimes(null)).isNull();
+        assertThat(QuietGuard.cpuTimes("intr 1 2 3\n")).isNull();
+        assertThat(QuietGuard.cpuTimes("cpu 1 2 3\n")).isNull(); // a kernel too old to count steal
+        long[] t = QuietGuard.cpuTimes("cpu  1 2 3 4 5 6 7 8\n");
+        assertThat(QuietGuard.stealShare(null, t)).isNaN();
+        assertThat(QuietGuard.stealShare(t, t)).isNaN();
+    }
+
+    @Test
+    void theStealLineGivesTheWholeRunAndTheRoundsRange() {
+        assertThat(QuietGuard.stealNote(0.061, List.of(0.03, Double.NaN, 0.162)))
+                .contains("the load average does not count it", "6.1% over the measured rounds, 3.0–16.2% per round");
+        assertThat(QuietGuard.stealNote(Double.NaN, List.of())).contains("unknown (no /proc/stat)");
+    }
 }
