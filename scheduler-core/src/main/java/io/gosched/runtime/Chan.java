@@ -69,12 +69,16 @@ public final class Chan<T> implements Iterable<T> {
     private static final VarHandle QCOUNT;
     private static final VarHandle CLOSED;
     private static final VarHandle LOCK_STATE;
+    private static final VarHandle RECVQ_FIRST;
+    private static final VarHandle SENDQ_FIRST;
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             QCOUNT = l.findVarHandle(Chan.class, "qcount", int.class);
             CLOSED = l.findVarHandle(Chan.class, "closed", int.class);
             LOCK_STATE = l.findVarHandle(Chan.class, "lockState", int.class);
+            RECVQ_FIRST = l.findVarHandle(Chan.class, "recvqFirst", Sudog.class);
+            SENDQ_FIRST = l.findVarHandle(Chan.class, "sendqFirst", Sudog.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -110,10 +114,57 @@ public final class Chan<T> implements Iterable<T> {
     private int sendx;
     /** Next slot to receive from. Guarded by lock. */
     private int recvx;
-    /** Blocked receivers. Guarded by lock (head also read lock-free by full()). */
-    final WaitQ recvq = new WaitQ();
-    /** Blocked senders. Guarded by lock (head also read lock-free by empty()). */
-    final WaitQ sendq = new WaitQ();
+    /**
+     * The ends of the two wait queues (Go: hchan.recvq, hchan.sendq), kept in the channel itself
+     * (see WaitQ). Guarded by lock; the heads are also read lock-free, by full() and empty().
+     */
+    private Sudog recvqFirst, recvqLast, sendqFirst, sendqLast;
+
+    /** Blocked receivers: {@code RECVQ.enqueue(c, sg)} and so on. */
+    static final WaitQ<Chan<?>> RECVQ = new WaitQ<>() {
+        @Override
+        Sudog first(Chan<?> c) {
+            return c.recvqFirst;
+        }
+
+        @Override
+        void setFirst(Chan<?> c, Sudog s) {
+            RECVQ_FIRST.setRelease(c, s);
+        }
+
+        @Override
+        Sudog last(Chan<?> c) {
+            return c.recvqLast;
+        }
+
+        @Override
+        void setLast(Chan<?> c, Sudog s) {
+            c.recvqLast = s;
+        }
+    };
+
+    /** Blocked senders. */
+    static final WaitQ<Chan<?>> SENDQ = new WaitQ<>() {
+        @Override
+        Sudog first(Chan<?> c) {
+            return c.sendqFirst;
+        }
+
+        @Override
+        void setFirst(Chan<?> c, Sudog s) {
+            SENDQ_FIRST.setRelease(c, s);
+        }
+
+        @Override
+        Sudog last(Chan<?> c) {
+            return c.sendqLast;
+        }
+
+        @Override
+        void setLast(Chan<?> c, Sudog s) {
+            c.sendqLast = s;
+        }
+    };
     /**
      * The channel timer that owns this channel (time.Timer, Ticker, Time.after), or null. Such a
      * channel is receive-only for everyone but its timer, and reports len and cap 0 (Go 1.23).
@@ -305,17 +356,17 @@ public final class Chan<T> implements Iterable<T> {
         if (gp != null) {
             mysg.g = gp;
             mysg.parkAfterUnlock = true;
-            sendq.enqueue(mysg);
+            SENDQ.enqueue(this, mysg);
             unlock(); // before the park: see "Early release" above
             WaitReason reason = bubble != null ? WaitReason.SYNCTEST_CHAN_SEND : WaitReason.CHAN_SEND;
             if (!Scheduler.goparkUnlocked(gp, reason)) {
-                withdrawAfterFailedPark(sendq, mysg, gp, reason);
+                withdrawAfterFailedPark(SENDQ, mysg, gp, reason);
             }
         } else {
             Sudog.ThreadParker p = Sudog.currentParker();
             mysg.waiter = p;
             p.param = null;
-            sendq.enqueue(mysg);
+            SENDQ.enqueue(this, mysg);
             unlock();
             Sudog fired = p.park(this);
             assert fired == mysg : "chansend: spurious wakeup";
@@ -441,7 +492,7 @@ public final class Chan<T> implements Iterable<T> {
         if (closed != 0) {
             return SEND_CLOSED;
         }
-        Sudog sg = recvq.dequeue();
+        Sudog sg = RECVQ.dequeue(this);
         if (sg != null) {
             sg.elem = ep;
             sg.success = true;
@@ -467,7 +518,7 @@ public final class Chan<T> implements Iterable<T> {
      */
     Object takeLocked() {
         assert lockHeld();
-        Sudog sg = sendq.dequeue();
+        Sudog sg = SENDQ.dequeue(this);
         if (sg != null) {
             sg.elem = recvFromSender(sg);
             return sg;
@@ -492,7 +543,7 @@ public final class Chan<T> implements Iterable<T> {
      */
     private boolean full() {
         if (dataqsiz == 0) {
-            return recvq.firstAcquire() == null;
+            return RECVQ_FIRST.getAcquire(this) == null;
         }
         return (int) QCOUNT.getAcquire(this) == dataqsiz;
     }
@@ -500,7 +551,7 @@ public final class Chan<T> implements Iterable<T> {
     /** Lock-free: would a receive block? Unbuffered: no sender waits; buffered: the buffer is empty. */
     private boolean empty() {
         if (dataqsiz == 0) {
-            return sendq.firstAcquire() == null;
+            return SENDQ_FIRST.getAcquire(this) == null;
         }
         return (int) QCOUNT.getAcquire(this) == 0;
     }
@@ -597,7 +648,7 @@ public final class Chan<T> implements Iterable<T> {
         if (gp != null) {
             mysg.g = gp;
             mysg.parkAfterUnlock = true;
-            recvq.enqueue(mysg);
+            RECVQ.enqueue(this, mysg);
             if (timer != null) {
                 timer.blockChan();
             }
@@ -606,7 +657,7 @@ public final class Chan<T> implements Iterable<T> {
                     : nilLike ? WaitReason.CHAN_RECEIVE_NIL_CHAN : WaitReason.CHAN_RECEIVE;
             if (!Scheduler.goparkUnlocked(gp, reason)) {
                 try {
-                    withdrawAfterFailedPark(recvq, mysg, gp, reason);
+                    withdrawAfterFailedPark(RECVQ, mysg, gp, reason);
                 } finally {
                     if (timer != null) {
                         timer.unblockChan();
@@ -619,7 +670,7 @@ public final class Chan<T> implements Iterable<T> {
             Sudog.ThreadParker p = Sudog.currentParker();
             mysg.waiter = p;
             p.param = null;
-            recvq.enqueue(mysg);
+            RECVQ.enqueue(this, mysg);
             if (timer != null) {
                 timer.blockChan();
             }
@@ -641,9 +692,9 @@ public final class Chan<T> implements Iterable<T> {
      * park that cannot happen does; unless a waker already took it, in which case the operation
      * has completed: wait for the waker's goready and return normally.
      */
-    private void withdrawAfterFailedPark(WaitQ q, Sudog mysg, G gp, WaitReason reason) {
+    private void withdrawAfterFailedPark(WaitQ<Chan<?>> q, Sudog mysg, G gp, WaitReason reason) {
         lock();
-        boolean stillQueued = q.dequeueSudoG(mysg);
+        boolean stillQueued = q.dequeueSudoG(this, mysg);
         unlock();
         if (stillQueued) {
             Sudog.releaseSudog(mysg);
@@ -684,9 +735,9 @@ public final class Chan<T> implements Iterable<T> {
         // or a select's pass 3. Go links the Gs through schedlink (a gList) for the same reason.
         Sudog[] woken = null;
         int n = 0;
-        for (WaitQ q = recvq; q != null; q = q == recvq ? sendq : null) { // readers, then writers (they will throw)
+        for (WaitQ<Chan<?>> q = RECVQ; q != null; q = q == RECVQ ? SENDQ : null) { // readers, then writers (they will throw)
             Sudog sg;
-            while ((sg = q.dequeue()) != null) {
+            while ((sg = q.dequeue(this)) != null) {
                 sg.elem = null;
                 sg.success = false;
                 if (woken == null) {
@@ -727,7 +778,7 @@ public final class Chan<T> implements Iterable<T> {
     public int waitingSenders() {
         lock();
         try {
-            return sendq.size();
+            return SENDQ.size(this);
         } finally {
             unlock();
         }
@@ -737,7 +788,7 @@ public final class Chan<T> implements Iterable<T> {
     public int waitingReceivers() {
         lock();
         try {
-            return recvq.size();
+            return RECVQ.size(this);
         } finally {
             unlock();
         }
@@ -776,7 +827,7 @@ public final class Chan<T> implements Iterable<T> {
         }
         AsyncOp<Void> f = new AsyncOp<>(this, true);
         f.sg.elem = value;
-        sendq.enqueue(f.sg);
+        SENDQ.enqueue(this, f.sg);
         unlock();
         return f;
     }
@@ -807,7 +858,7 @@ public final class Chan<T> implements Iterable<T> {
             return CompletableFuture.completedFuture(got == CLOSED_EMPTY ? Received.closed() : new Received<>((T) got, true));
         }
         AsyncOp<Received<T>> f = new AsyncOp<>(this, false);
-        recvq.enqueue(f.sg);
+        RECVQ.enqueue(this, f.sg);
         if (timer != null) {
             timer.blockChan(); // unblocked when the op is woken or withdrawn
         }
@@ -877,7 +928,7 @@ public final class Chan<T> implements Iterable<T> {
                 return false;
             }
             chan.lock();
-            (isSend ? chan.sendq : chan.recvq).dequeueSudoG(sg);
+            (isSend ? SENDQ : RECVQ).dequeueSudoG(chan, sg);
             if (!isSend && chan.timer != null) {
                 chan.timer.unblockChan();
             }
@@ -946,137 +997,5 @@ public final class Chan<T> implements Iterable<T> {
     @Override
     public String toString() {
         return "Chan#" + id + (timer != null ? "[timer" : "[len=" + len() + ", cap=" + dataqsiz) + (isClosed() ? ", closed]" : "]");
-    }
-
-    // ---- wait queue ----------------------------------------------------------------------------
-
-    /**
-     * A FIFO of sudogs; every method needs the owning channel's lock (or Sema's), except
-     * {@link #firstAcquire()}.
-     * Go: runtime/chan.go waitq
-     */
-    static final class WaitQ {
-        private static final VarHandle FIRST;
-        static {
-            try {
-                FIRST = MethodHandles.lookup().findVarHandle(WaitQ.class, "first", Sudog.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        private Sudog first; // release-stored under the lock, acquire-loaded by the lock-free fast paths
-        private Sudog last;
-
-        Sudog firstAcquire() {
-            return (Sudog) FIRST.getAcquire(this);
-        }
-
-        private void setFirst(Sudog s) {
-            FIRST.setRelease(this, s);
-        }
-
-        /** Appends sg. Go: runtime/chan.go waitq.enqueue */
-        void enqueue(Sudog sg) {
-            sg.next = null;
-            Sudog x = last;
-            if (x == null) {
-                sg.prev = null;
-                setFirst(sg);
-                last = sg;
-                return;
-            }
-            sg.prev = x;
-            x.next = sg;
-            last = sg;
-        }
-
-        /** Appends sg at the head instead (Sema's lifo queueing). Go: runtime/sema.go semaRoot.queue (lifo) */
-        void enqueueFirst(Sudog sg) {
-            Sudog y = first;
-            sg.prev = null;
-            sg.next = y;
-            if (y == null) {
-                last = sg;
-            } else {
-                y.prev = sg;
-            }
-            setFirst(sg);
-        }
-
-        /**
-         * Pops the first sudog that may be taken: a select's or async op's sudog is taken only if
-         * its claim succeeds; one whose claim fails (another case won, or the op was withdrawn) is
-         * dropped from the queue and skipped.
-         * Go: runtime/chan.go waitq.dequeue
-         */
-        Sudog dequeue() {
-            for (;;) {
-                Sudog sg = first;
-                if (sg == null) {
-                    return null;
-                }
-                Sudog y = sg.next;
-                if (y == null) {
-                    setFirst(null);
-                    last = null;
-                } else {
-                    y.prev = null;
-                    setFirst(y);
-                    sg.next = null; // mark as removed (see dequeueSudoG)
-                }
-                if (sg.isSelect && !sg.claim()) {
-                    continue;
-                }
-                return sg;
-            }
-        }
-
-        /**
-         * Unlinks sg if it is still queued; tolerates a sudog already removed. Returns whether it
-         * was still queued. Go: runtime/select.go waitq.dequeueSudoG
-         */
-        boolean dequeueSudoG(Sudog sg) {
-            Sudog x = sg.prev;
-            Sudog y = sg.next;
-            if (x != null) {
-                if (y != null) { // middle of queue
-                    x.next = y;
-                    y.prev = x;
-                    sg.next = null;
-                    sg.prev = null;
-                    return true;
-                }
-                x.next = null; // end of queue
-                last = x;
-                sg.prev = null;
-                return true;
-            }
-            if (y != null) { // start of queue
-                y.prev = null;
-                setFirst(y);
-                sg.next = null;
-                return true;
-            }
-            // x == y == null: either the only element, or already removed.
-            if (first == sg) {
-                setFirst(null);
-                last = null;
-                return true;
-            }
-            return false;
-        }
-
-        boolean isEmpty() {
-            return first == null;
-        }
-
-        int size() {
-            int n = 0;
-            for (Sudog s = first; s != null; s = s.next) {
-                n++;
-            }
-            return n;
-        }
     }
 }

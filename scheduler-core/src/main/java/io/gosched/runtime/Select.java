@@ -214,9 +214,9 @@ public final class Select {
             }
             tail = sg;
             if (cas.isSend) {
-                cas.c.sendq.enqueue(sg);
+                Chan.SENDQ.enqueue(cas.c, sg);
             } else {
-                cas.c.recvq.enqueue(sg);
+                Chan.RECVQ.enqueue(cas.c, sg);
                 if (cas.c.timer != null) {
                     cas.c.timer.blockChan(); // every lock held; undone in pass 3
                 }
@@ -236,7 +236,7 @@ public final class Select {
                 for (int i = 0; i < norder; i++) {
                     SelectCase cas = cases[lockorder[i]];
                     Sudog next = sg.waitlink;
-                    (cas.isSend ? cas.c.sendq : cas.c.recvq).dequeueSudoG(sg);
+                    (cas.isSend ? Chan.SENDQ : Chan.RECVQ).dequeueSudoG(cas.c, sg);
                     if (!cas.isSend && cas.c.timer != null) {
                         cas.c.timer.unblockChan();
                     }
@@ -278,9 +278,9 @@ public final class Select {
                 caseSuccess = sglist.success;
                 recvValue = sglist.elem;
             } else if (cas.isSend) {
-                cas.c.sendq.dequeueSudoG(sglist);
+                Chan.SENDQ.dequeueSudoG(cas.c, sglist);
             } else {
-                cas.c.recvq.dequeueSudoG(sglist);
+                Chan.RECVQ.dequeueSudoG(cas.c, sglist);
             }
             Sudog next = sglist.waitlink;
             sglist.waitlink = null;

@@ -43,7 +43,31 @@ public final class Sema {
     private volatile int count; // Go's *addr
     private volatile int nwait; // waiters queued or about to queue; changed under lock, read lock-free
     private final RuntimeLock lock = new RuntimeLock();
-    private final Chan.WaitQ waiters = new Chan.WaitQ(); // guarded by lock
+    /** The ends of the waiters' queue (see WaitQ), guarded by lock. */
+    private Sudog waitersFirst, waitersLast;
+
+    /** The waiters: {@code WAITERS.enqueue(this, s)} and so on. Nothing reads them without the lock. */
+    private static final WaitQ<Sema> WAITERS = new WaitQ<>() {
+        @Override
+        Sudog first(Sema s) {
+            return s.waitersFirst;
+        }
+
+        @Override
+        void setFirst(Sema s, Sudog sg) {
+            s.waitersFirst = sg;
+        }
+
+        @Override
+        Sudog last(Sema s) {
+            return s.waitersLast;
+        }
+
+        @Override
+        void setLast(Sema s, Sudog sg) {
+            s.waitersLast = sg;
+        }
+    };
 
     /** What a goroutine waiting here shows in goroutine dumps (Go passes it to semacquire1). */
     private final WaitReason reason;
@@ -135,18 +159,18 @@ public final class Sema {
                 break;
             }
             // Any release after the cansemacquire knows we're waiting (we set nwait above), so go to sleep.
-            s.ticket = 0;
+            s.handoff = false;
             if (lifo) {
-                waiters.enqueueFirst(s);
+                WAITERS.enqueueFirst(this, s);
             } else {
-                waiters.enqueue(s);
+                WAITERS.enqueue(this, s);
             }
             if (gp != null) {
                 try {
                     Scheduler.gopark(lock, null, reason);
                 } catch (IllegalStateException pinned) {
                     // Could not park (pinned goroutine): no commit ran, the lock is still held.
-                    waiters.dequeueSudoG(s);
+                    WAITERS.dequeueSudoG(this, s);
                     NWAIT.getAndAdd(this, -1);
                     lock.unlock();
                     Sudog.releaseSudog(s);
@@ -157,7 +181,7 @@ public final class Sema {
                 lock.unlock();
                 parker.park(this);
             }
-            if (s.ticket != 0 || cansemacquire()) {
+            if (s.handoff || cansemacquire()) {
                 break;
             }
         }
@@ -206,7 +230,7 @@ public final class Sema {
             lock.unlock();
             return;
         }
-        Sudog s = waiters.dequeue();
+        Sudog s = WAITERS.dequeue(this);
         if (s != null) {
             NWAIT.getAndAdd(this, -1);
         }
@@ -214,7 +238,7 @@ public final class Sema {
         if (s != null) { // May be slow or even yield, so unlock first
             boolean handedOff = handoff && cansemacquire();
             if (handedOff) {
-                s.ticket = 1;
+                s.handoff = true;
             }
             G gp = Scheduler.getg();
             s.ready(Scheduler.mFor(gp));
