@@ -52,7 +52,7 @@ public final class Go {
         if (gp == null) {
             return;
         }
-        if (gp.lockedExt == Integer.MAX_VALUE) {
+        if (gp.lockedExt == Short.MAX_VALUE) {
             throw new IllegalStateException("LockOSThread nesting overflow");
         }
         gp.lockedExt++;
@@ -191,6 +191,9 @@ public final class Go {
         P pp = gp.m.p;
         if (pp == null) {
             return -1;
+        }
+        if (gp.locks == Short.MAX_VALUE) {
+            throw new IllegalStateException("procPin nesting overflow (more than " + Short.MAX_VALUE + " pins held)");
         }
         gp.locks++;
         Coroutine.pinCurrent();

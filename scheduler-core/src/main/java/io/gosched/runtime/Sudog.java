@@ -6,7 +6,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A waiter in a wait queue: a goroutine, a platform thread or an asynchronous operation blocked on a
- * channel (in {@code sendq}/{@code recvq}) or on a {@link Sema}.
+ * channel (in {@code Chan.SENDQ}/{@code Chan.RECVQ}) or on a {@link Sema}.
  *
  * <p>One G (or thread) may own several sudogs at once when it selects; they are linked through
  * {@link #waitlink} in lock order. Every field except {@code waitlink} is guarded by the lock of the
@@ -41,8 +41,12 @@ final class Sudog {
     boolean success;
     /** Select: the next sudog of the same select, in lock order; owned by the selecting G. */
     Sudog waitlink;
-    /** Sema: 1 when the releaser handed the count over directly (Go's {@code ticket} handoff). */
-    int ticket;
+    /**
+     * Sema: the releaser handed the count over directly (Go's {@code ticket = 1}). Go's ticket
+     * is also the random priority of its semaphore treap; Sema keeps a plain FIFO (see Sema), so
+     * only the flag is left, and as a boolean it brings the sudog from 48 bytes to 40.
+     */
+    boolean handoff;
     /**
      * The waiting goroutine released the queue's lock before yielding (Chan's plain send and
      * receive, see Scheduler.goparkUnlocked): its waker may find it still running.

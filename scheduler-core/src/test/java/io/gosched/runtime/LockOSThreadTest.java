@@ -43,6 +43,42 @@ class LockOSThreadTest {
     }
 
     /**
+     * The nesting counters are shorts (a smaller G): one lock or pin past Short.MAX_VALUE is
+     * refused with an error naming it, and leaves the count where it was, so every one taken can
+     * still be undone.
+     */
+    @Test
+    void nestingPastTheCountersLimitIsRefusedAndUndoable() throws Exception {
+        GoTesting.runGo(1, () -> {
+            G gp = Scheduler.getg();
+            for (int i = 0; i < Short.MAX_VALUE; i++) {
+                Go.lockOSThread();
+            }
+            IllegalStateException locked = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, Go::lockOSThread);
+            assertThat(locked).hasMessageContaining("LockOSThread nesting overflow");
+            assertEquals(Short.MAX_VALUE, gp.lockedExt);
+            for (int i = 0; i < Short.MAX_VALUE; i++) {
+                Go.unlockOSThread();
+            }
+            assertNull(gp.lockedm, "unwired after as many unlocks as locks");
+
+            for (int i = 0; i < Short.MAX_VALUE; i++) {
+                Go.procPin();
+            }
+            IllegalStateException pinned = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, Go::procPin);
+            assertThat(pinned).hasMessageContaining("procPin nesting overflow");
+            assertEquals(Short.MAX_VALUE, gp.locks);
+            for (int i = 0; i < Short.MAX_VALUE; i++) {
+                Go.procUnpin();
+            }
+            assertEquals(0, gp.locks);
+            Chan<Integer> c = Chan.make();
+            Go.go(() -> c.send(1));
+            assertEquals(1, c.recv(), "every pin undone: the goroutine parks again"); // a pinned recv throws
+        });
+    }
+
+    /**
      * While locked, a goroutine runs on one thread across every kind of switch (channel park,
      * sleep, select, Gosched, a preemption, a syscall), and that thread runs no other goroutine;
      * the others, meanwhile, keep running on other threads, even with a single P (the locked
