@@ -39,8 +39,13 @@ import java.util.Set;
  */
 public final class Bubble {
 
-    /** The instant a bubble's clock starts at (Go: midnight UTC 2000-01-01). */
-    static final Instant EPOCH = Instant.parse("2000-01-01T00:00:00Z");
+    /**
+     * The instant a bubble's clock starts at (Go: midnight UTC 2000-01-01). Not Instant.parse:
+     * that initializes java.time's formatters, some 20 ms of cold class initialization inside
+     * whichever goroutine first makes a channel (Chan's constructor asks for its bubble), where it
+     * cannot yield.
+     */
+    static final Instant EPOCH = Instant.ofEpochSecond(946_684_800L);
     /**
      * The bubble's nanotime at EPOCH. Positive, because a timer's when must be; far below any
      * real nanotime is not needed: bubble timers never meet real ones (they live in their own heap).
