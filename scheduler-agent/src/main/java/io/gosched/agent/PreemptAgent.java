@@ -35,8 +35,10 @@ import java.util.regex.Pattern;
  * under locks taken elsewhere.
  *
  * <p>Cost: one volatile load and a not-taken branch per back-edge and call while no goroutine is
- * asked to yield (measured in docs/runtime.md). System property {@code gosched.agent.verbose=true}
- * logs every class changed.
+ * asked to yield (measured in docs/runtime.md); at start, some 40 ms of CPU to warm the JDK's
+ * class-file API, which the first class loaded by a goroutine would otherwise pay where it
+ * cannot yield (PreemptTransformer.warmUp). System property {@code gosched.agent.verbose=true}
+ * logs the warm-up and every class changed.
  */
 public final class PreemptAgent {
 
@@ -60,7 +62,14 @@ public final class PreemptAgent {
     /** Called by the JVM for {@code -javaagent:}; args is the text after {@code =}. */
     public static void premain(String args, Instrumentation inst) {
         List<String> prefixes = parse(args);
-        PreemptTransformer t = new PreemptTransformer(prefixes, inst, Boolean.getBoolean("gosched.agent.verbose"));
+        boolean verbose = Boolean.getBoolean("gosched.agent.verbose");
+        PreemptTransformer t = new PreemptTransformer(prefixes, inst, verbose);
+        long t0 = System.nanoTime();
+        int checks = PreemptTransformer.warmUp();
+        if (verbose) {
+            System.err.printf("gosched agent: warmed up in %.1f ms (%d checks in a class file of its own, not defined)%n",
+                    (System.nanoTime() - t0) / 1e6, checks);
+        }
         inst.addTransformer(t, false);
         installed = t;
     }

@@ -1,5 +1,7 @@
 package io.gosched.agent;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.ClassHierarchyResolver;
 import java.lang.classfile.ClassModel;
@@ -114,6 +116,29 @@ final class PreemptTransformer implements ClassFileTransformer {
             // Never break class loading: the class simply keeps its original code.
             warnOnce(className, "gosched agent: left " + className.replace('/', '.') + " uninstrumented: " + t);
             return null;
+        }
+    }
+
+    /**
+     * Instruments the transformer's own class file once and throws the result away, so that the
+     * first class the agent changes does not pay for the JDK's class-file API running cold.
+     *
+     * <p>Whichever thread loads a named class runs this transformer inside {@code defineClass},
+     * under a native frame, where a goroutine cannot yield. The first class a JVM builds with the
+     * class-file API cost 39–47 ms of CPU (78–103 ms of wall time) on the 2-core CI VM, after
+     * this warm-up 6–9 ms. A goroutine that happened to load the first named class held its P
+     * for several quanta, and sysmon lent the P's work a spare (PreemptAgentIT saw it, with the
+     * goroutine's stack in the class-file API). Called from premain, before any goroutine
+     * exists, so the JVM's start pays it instead.
+     *
+     * @return the checks it inserted, or 0 if the class file could not be read (the first load
+     *     is then only slower, which is no reason to fail the agent)
+     */
+    static int warmUp() {
+        try (InputStream in = PreemptTransformer.class.getResourceAsStream("PreemptTransformer.class")) {
+            return in == null ? 0 : instrument(in.readAllBytes(), PreemptTransformer.class.getClassLoader()).polls();
+        } catch (IOException | RuntimeException e) {
+            return 0;
         }
     }
 

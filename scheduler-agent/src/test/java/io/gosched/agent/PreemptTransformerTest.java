@@ -128,6 +128,13 @@ class PreemptTransformerTest {
     }
 
     @Test
+    void theWarmUpInstrumentsTheTransformersOwnClassFile() {
+        // premain's warm-up must really run the class-file API (a 0 here means it read nothing
+        // and the first named class would pay the cold start inside a goroutine again).
+        assertThat(PreemptTransformer.warmUp()).isGreaterThan(10);
+    }
+
+    @Test
     void prefixesMatchOnPackageAndClassBoundaries() {
         PreemptTransformer t = new PreemptTransformer(List.of("com.example", "org.acme.Solver"), null, false);
         assertThat(t.matches("com/example/Foo")).isTrue();

@@ -14,6 +14,7 @@ import io.gosched.time.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -71,10 +72,34 @@ class PreemptAgentIT {
     }
 
     /**
+     * What a goroutine does for the first time in a JVM runs JDK code without safe points, much
+     * of it under native frames where no goroutine can yield: loading and instrumenting a class
+     * ({@code defineClass}), linking a lambda's call site and spinning the method handles behind
+     * it, starting a platform thread ({@code Thread.start0}). Stretched by a loaded machine, such
+     * a first time kept the main goroutine on the P for two quanta, and sysmon rightly lent a
+     * spare P for it (this IT's stacks at the lend: the main goroutine in the class-file API, in
+     * {@code LambdaForm.compileToBytecode}, in {@code Thread.start0}). The tests count spare Ps
+     * lent for the hogs, so each scenario runs once here first, briefly, on a runtime of its own.
+     */
+    @BeforeAll
+    static void everyFirstTimeHappensBeforeTheTests() throws Exception {
+        hogAndTicker(true, 50);
+        hogAndTicker(false, 50);
+        try (GoRuntime rt = start(1)) {
+            twoHogs(rt, 50);
+            handFlagsByPreemption(rt, 1);
+        }
+    }
+
+    /**
      * GOMAXPROCS 1: a hog without safe points next to a goroutine receiving a 1 ms ticker, for
      * about a second (the hog is told to stop by a platform thread).
      */
     static Run hogAndTicker(boolean instrumented) throws Exception {
+        return hogAndTicker(instrumented, 1000);
+    }
+
+    static Run hogAndTicker(boolean instrumented, long millis) throws Exception {
         try (GoRuntime rt = start(1)) {
             SchedStats before = rt.stats();
             long[] out = rt.run(() -> {
@@ -88,7 +113,7 @@ class PreemptAgentIT {
                     iterations.set(instrumented ? Hog.spin(st) : ColdHog.spin(st));
                     wg.done();
                 });
-                stopAfter(st, 1000);
+                stopAfter(st, millis);
                 long ticks = 0;
                 while (!st.stop) {
                     ticker.c().recv();
@@ -133,27 +158,31 @@ class PreemptAgentIT {
         int n = 5;
         try (GoRuntime rt = start(1)) {
             SchedStats before = rt.stats();
-            rt.run(() -> {
-                AtomicInteger x = new AtomicInteger();
-                WaitGroup wg = new WaitGroup();
-                wg.add(2);
-                for (int g = 0; g < 2; g++) {
-                    int me = g;
-                    Go.go(() -> {
-                        for (int i = 0; i < n; i++) {
-                            Hog.spinUntil(x, me);
-                            x.set(1 - me);
-                        }
-                        wg.done();
-                    });
-                }
-                wg.await();
-                return null;
-            });
+            handFlagsByPreemption(rt, n);
             SchedStats after = rt.stats();
             assertThat(after.preemptions() - before.preemptions()).as("preemptions").isGreaterThanOrEqualTo(n);
             assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt()).as("spare Ps lent").isZero();
         }
+    }
+
+    static void handFlagsByPreemption(GoRuntime rt, int n) throws Exception {
+        rt.run(() -> {
+            AtomicInteger x = new AtomicInteger();
+            WaitGroup wg = new WaitGroup();
+            wg.add(2);
+            for (int g = 0; g < 2; g++) {
+                int me = g;
+                Go.go(() -> {
+                    for (int i = 0; i < n; i++) {
+                        Hog.spinUntil(x, me);
+                        x.set(1 - me);
+                    }
+                    wg.done();
+                });
+            }
+            wg.await();
+            return null;
+        });
     }
 
     /**
@@ -192,26 +221,31 @@ class PreemptAgentIT {
     void twoHogsShareOneP() throws Exception {
         try (GoRuntime rt = start(1)) {
             SchedStats before = rt.stats();
-            long[] iters = rt.run(() -> {
-                Hog.Stop st = new Hog.Stop();
-                long[] it = new long[2];
-                WaitGroup wg = new WaitGroup();
-                wg.add(2);
-                for (int h = 0; h < 2; h++) {
-                    int me = h;
-                    Go.go(() -> {
-                        it[me] = Hog.spin(st);
-                        wg.done();
-                    });
-                }
-                stopAfter(st, 1000);
-                wg.await();
-                return it;
-            });
+            long[] iters = twoHogs(rt, 1000);
             SchedStats after = rt.stats();
             double ratio = (double) Math.max(iters[0], iters[1]) / Math.max(1, Math.min(iters[0], iters[1]));
             assertThat(ratio).as("iterations %d vs %d", iters[0], iters[1]).isLessThan(4.0);
             assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt()).as("spare Ps lent").isZero();
         }
+    }
+
+    /** Two instrumented hogs on rt for about millis; the iterations each made. */
+    static long[] twoHogs(GoRuntime rt, long millis) throws Exception {
+        return rt.run(() -> {
+            Hog.Stop st = new Hog.Stop();
+            long[] it = new long[2];
+            WaitGroup wg = new WaitGroup();
+            wg.add(2);
+            for (int h = 0; h < 2; h++) {
+                int me = h;
+                Go.go(() -> {
+                    it[me] = Hog.spin(st);
+                    wg.done();
+                });
+            }
+            stopAfter(st, millis);
+            wg.await();
+            return it;
+        });
     }
 }
