@@ -165,6 +165,7 @@ class PreemptAgentIT {
         }
     }
 
+    /** testPreemption's body: two goroutines on rt hand a flag back and forth n times. */
     static void handFlagsByPreemption(GoRuntime rt, int n) throws Exception {
         rt.run(() -> {
             AtomicInteger x = new AtomicInteger();
