@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import io.gosched.api.budget.MemoryBudget;
 import io.gosched.api.budget.OpenLimit;
 import io.gosched.api.budget.Retained;
+import io.gosched.api.job.JobState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,6 +45,24 @@ public final class ApiMetrics {
         this.registry = registry;
         this.submitted = registry == null ? null
                 : Counter.builder("gosched.jobs.submitted").description("jobs accepted by POST /api/v1/jobs").register(registry);
+        if (registry != null) {
+            // Every final state's counter exists from the start, at 0. In a cluster the node that
+            // finishes a job is whichever took its ticket, so a node can go a while without
+            // finishing one; a counter made at its first finish left that node out of every
+            // per-node rate (the dashboard's "jobs finished per node" showed one node of two:
+            // ClusterDashboardTest) instead of showing it at 0.
+            for (JobState st : JobState.values()) {
+                if (st.isFinal()) {
+                    finishedCounter(st.json());
+                }
+            }
+        }
+    }
+
+    private Counter finishedCounter(String state) {
+        Counter c = finished.get(state);
+        return c != null ? c : finished.computeIfAbsent(state, k -> Counter.builder("gosched.jobs.finished").tag("state", state)
+                .description("jobs that reached a final state").register(registry));
     }
 
     /** Registers the three level gauges; the suppliers must stay cheap (they run on every scrape). */
@@ -150,9 +169,7 @@ public final class ApiMetrics {
         if (registry == null) {
             return;
         }
-        Counter c = finished.get(state);
-        (c != null ? c : finished.computeIfAbsent(state, k -> Counter.builder("gosched.jobs.finished").tag("state", state)
-                .description("jobs that reached a final state").register(registry))).increment();
+        finishedCounter(state).increment();
         Timer t = timers.get(state);
         (t != null ? t : timers.computeIfAbsent(state, k -> Timer.builder("gosched.jobs.duration").tag("state", state)
                 .description("run time of a job's last attempt").register(registry))).record(duration);
