@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -310,6 +311,51 @@ class SchedulerTest {
             });
             // Every hand-off went through runnext: the global queue saw only the few yields.
             assertThat(rt.stats().schedules()).isGreaterThanOrEqualTo(2L * rounds);
+        }
+    }
+
+    /**
+     * On two Ps the idle P's M backs off a ping-pong pair's runnext (RunQueue.grab: the owner
+     * refilled it during the thief's pause). A G then left in the busy P's runnext, behind a
+     * goroutine that computes without a safe point, is still taken by that M after its pause, as
+     * Go's runqgrab takes it after usleep(3): it runs long before sysmon would lend a spare P for
+     * the computing goroutine (two quanta). A thief whose pause grew without bound (tried, see
+     * bench/results/NOTES.md) left it to that spare P.
+     */
+    @Test
+    void aGLeftInABusyPsRunnextIsStolenOnceThePairThatKeptItFullStops() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            SchedStats before = rt.stats();
+            boolean ran = rt.run(() -> {
+                Chan<Boolean> wake = Chan.make();
+                AtomicBoolean woken = new AtomicBoolean();
+                Go.go(() -> {
+                    wake.recv();
+                    woken.set(true);
+                });
+                Chan<Long> ping = Chan.make();
+                Chan<Long> pong = Chan.make();
+                int rounds = 200_000;
+                Go.go(() -> {
+                    for (int i = 0; i < rounds; i++) {
+                        pong.send(ping.recv() + 1);
+                    }
+                });
+                for (long i = 0; i < rounds; i++) {
+                    ping.send(i);
+                    pong.recv();
+                }
+                wake.send(true); // the receiver parked long ago: it goes to this P's runnext
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!woken.get() && System.nanoTime() < deadline) {
+                    Thread.onSpinWait(); // no safe point: only a thief (or a spare P) runs it
+                }
+                return woken.get();
+            });
+            SchedStats after = rt.stats();
+            assertTrue(ran, "the G in runnext ran while its P's goroutine computed");
+            assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt())
+                    .as("spare Ps lent: the G waited for sysmon instead of being stolen").isZero();
         }
     }
 
