@@ -136,8 +136,10 @@ class PreemptAgentIT {
      * it, starting a platform thread ({@code Thread.start0}). Stretched by a loaded machine, such
      * a first time kept the main goroutine on the P for two quanta, and sysmon rightly lent a
      * spare P for it (this IT's stacks at the lend: the main goroutine in the class-file API, in
-     * {@code LambdaForm.compileToBytecode}, in {@code Thread.start0}). The tests count spare Ps
-     * lent for the hogs, so each scenario runs once here first, briefly, on a runtime of its own.
+     * {@code LambdaForm.compileToBytecode}, in {@code Thread.start0}). The tests ignore lends for
+     * the main goroutine, but some first times happen in a hog itself: its first call of
+     * {@code Hog.spin} loads and instruments {@code Hog}, and a lend then would count against
+     * it. So each scenario runs once here first, briefly, on a runtime of its own.
      */
     @BeforeAll
     static void everyFirstTimeHappensBeforeTheTests() throws Exception {
