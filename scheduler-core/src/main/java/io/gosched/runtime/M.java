@@ -34,6 +34,11 @@ final class M extends Thread {
     /** stealWork saw a victim refill its runnext (see RunQueue.grab). This M's own. */
     boolean stealVictimBusy;
     /**
+     * When this M last backed off from a victim's runnext refilled during its pause (a hand-off
+     * chain), or 0; see "Napping beside a hand-off chain" in Scheduler. Executed only by this M.
+     */
+    long handOffSeenAt;
+    /**
      * The goroutine mounted on this M, or null. Read by other threads (sysmon, stats, the safe
      * point's stop, dumps), each of which tolerates a stale value; written only by this M, at
      * every switch, through {@link #setCurg} with a release store: a volatile store here was a

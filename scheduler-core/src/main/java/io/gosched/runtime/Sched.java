@@ -85,6 +85,13 @@ final class Sched {
 
     /** See "Spinning and wakep" in Scheduler. Padded: every wakep reads it. */
     final PaddedAtomicInteger nmspinning = new PaddedAtomicInteger();
+    /**
+     * The spinning M napping beside a hand-off chain, or null; see "Napping beside a hand-off
+     * chain" in Scheduler. Read after every put into a ring or the global queue.
+     */
+    final java.util.concurrent.atomic.AtomicReference<M> napper = new java.util.concurrent.atomic.AtomicReference<>();
+    /** Naps beside a hand-off chain ended by a put of stealable work rather than by their timer. */
+    final AtomicLong napperWakes = new AtomicLong();
     /** Set when an M wanted to spin but found no idle P: the next M to drop its P spins instead. */
     volatile int needspinning;
 
