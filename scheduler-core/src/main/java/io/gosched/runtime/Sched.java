@@ -2,6 +2,7 @@ package io.gosched.runtime;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -89,7 +90,7 @@ final class Sched {
      * The spinning M napping beside a hand-off chain, or null; see "Napping beside a hand-off
      * chain" in Scheduler. Read after every put into a ring or the global queue.
      */
-    final java.util.concurrent.atomic.AtomicReference<M> napper = new java.util.concurrent.atomic.AtomicReference<>();
+    final AtomicReference<M> napper = new AtomicReference<>();
     /** Naps beside a hand-off chain ended by a put of stealable work rather than by their timer. */
     final AtomicLong napperWakes = new AtomicLong();
     /** Set when an M wanted to spin but found no idle P: the next M to drop its P spins instead. */

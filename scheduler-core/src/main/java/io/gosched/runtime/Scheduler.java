@@ -1335,8 +1335,8 @@ final class Scheduler {
      */
 
     /**
-     * Naps once beside a hand-off chain seen less than HAND_OFF_LINGER_NANOS ago, keeping pp and
-     * mp's spinning; returns false (the caller gives up its P) when the chain is older or
+     * Naps once beside a hand-off chain seen less than HAND_OFF_LINGER_NANOS ago, keeping mp's P
+     * and its spinning; returns false (the caller gives up its P) when the chain is older or
      * another M naps already. Executed only by mp, holding a P, spinning.
      */
     private boolean napBesideHandOff(M mp) {
@@ -1347,7 +1347,7 @@ final class Scheduler {
         try {
             if (sched.runq.isEmpty() && !sched.stopping && !sched.gcwaiting) {
                 mp.clearInterrupt(); // else parkNanos returns at once: see "Interrupts" in M
-                java.util.concurrent.locks.LockSupport.parkNanos(3_000);
+                LockSupport.parkNanos(3_000);
             }
         } finally {
             sched.napper.compareAndSet(mp, null);
@@ -1362,7 +1362,7 @@ final class Scheduler {
     private void wakeNapper() {
         M n = sched.napper.get();
         if (n != null && sched.napper.compareAndSet(n, null)) {
-            java.util.concurrent.locks.LockSupport.unpark(n);
+            LockSupport.unpark(n);
             sched.napperWakes.incrementAndGet();
         }
     }
