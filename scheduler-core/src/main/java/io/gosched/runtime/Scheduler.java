@@ -577,9 +577,7 @@ final class Scheduler {
                 break;
             }
         }
-        if (sched.napper.get() != null) {
-            wakeNapper(); // stealable work (see "Napping beside a hand-off chain")
-        }
+        wakeNapper(); // stealable work (see "Napping beside a hand-off chain")
     }
 
     /**
@@ -627,9 +625,7 @@ final class Scheduler {
         } finally {
             sched.lock.unlock();
         }
-        if (sched.napper.get() != null) {
-            wakeNapper();
-        }
+        wakeNapper();
     }
 
     /**
@@ -1357,7 +1353,8 @@ final class Scheduler {
 
     /**
      * Ends the nap of the M napping beside a hand-off chain, if any: work a thief can take was
-     * just put in a ring or the global queue. Can be executed by any thread.
+     * just put in a ring or the global queue. Without a napper, one load. Can be executed by any
+     * thread.
      */
     private void wakeNapper() {
         M n = sched.napper.get();
@@ -1468,9 +1465,7 @@ final class Scheduler {
             } finally {
                 sched.lock.unlock();
             }
-            if (sched.napper.get() != null) {
-                wakeNapper();
-            }
+            wakeNapper();
             startIdle(toGlobal);
         }
         while (list != null) {

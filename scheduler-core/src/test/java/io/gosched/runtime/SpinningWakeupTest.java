@@ -63,7 +63,7 @@ class SpinningWakeupTest {
     void aPingPongPairOnTwoPsDoesNotKeepWakingTheOtherPsM() throws Exception {
         int rounds = 200_000;
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
-            long[] starts = rt.run(() -> {
+            long starts = rt.run(() -> {
                 Chan<Long> ping = Chan.make();
                 Chan<Long> pong = Chan.make();
                 Go.go(() -> {
@@ -79,11 +79,11 @@ class SpinningWakeupTest {
                     ping.send(i);
                     pong.recv();
                 }
-                return new long[] {rt.sched().spinnerStarts.get() - before};
+                return rt.sched().spinnerStarts.get() - before;
             });
             // Seen: 23-26 quiet, 46-80 with two busy loops on the two cores; parking instead of
             // napping, 1,481-2,508 quiet and 687-1,190 loaded.
-            assertThat(starts[0]).as("spinning Ms started during %d round trips of a pair on 2 Ps", rounds)
+            assertThat(starts).as("spinning Ms started during %d round trips of a pair on 2 Ps", rounds)
                     .isLessThan(rounds / 500);
         }
     }
