@@ -152,7 +152,7 @@ final class G implements Runnable {
 
     /**
      * Sched-latency tracking: every {@link LatencyBuckets#TRACKING_PERIOD}th G is timed from
-     * runnable to running (Go's gTrackingPeriod), so the cost of {@code System.nanoTime} is paid
+     * runnable to running (Go's gTrackingPeriod, here 32), so the cost of {@code System.nanoTime} is paid
      * by few transitions. 0 when not tracked.
      */
     long runnableSince;

@@ -105,8 +105,12 @@ final class P {
     long sysmonPreemptCpu;
 
     // ---- the owner's own look at its time slice (see "The quantum without sysmon" in Scheduler) ----
-    /** runnext hand-offs left until the owner reads the clock again, and when it last did. Owner only. */
+    /**
+     * runnext hand-offs left until the owner reads the clock again, how many it let pass before
+     * the last look (1 to Scheduler.HANDOFF_CLOCK_PERIOD_MAX), and when it last looked. Owner only.
+     */
     int handoffs;
+    int handoffPeriod = 1;
     long handoffClock;
     /** The schedtick of the slice whose start the owner saw, and when it first saw it. Owner only. */
     long sliceTick = -1;
@@ -116,7 +120,7 @@ final class P {
     long goidcache;
     long goidcacheend;
 
-    /** Cheap per-P random state (xorshift), for steal order and the 1-in-8 latency sampling. */
+    /** Cheap per-P random state (xorshift), for steal order and the latency sampling. */
     private int rand;
 
     private final long[] counters = new long[COUNTER_SLOTS];

@@ -739,9 +739,14 @@ final class Scheduler {
      * sysmon's next tick; here nothing stops a chain of runnext hand-offs until sysmon runs.
      *
      * So the M itself also looks at the slice where a chain hands off (a runnext G about to
-     * inherit it): at every hand-off when hand-offs come more than quantum/16 apart (a pair doing
-     * real work per turn), else at every 8th (a fast chain: one clock read, about 25 ns, per 8
-     * hand-offs). A slice began no later than the first look at it, the M's or sysmon's. Once it
+     * inherit it): at every hand-off when they come quantum/16 or more apart (a pair doing real
+     * work per turn); in a fast chain at every second, fourth, ... up to every 64th, the period
+     * doubling while a whole period of hand-offs takes under quantum/64. A look is one clock
+     * read, 25 ns on this project's VMs against a hand-off of 150-200 ns: at every 8th, as
+     * before, it was 3 ns of each (bench/results/NOTES.md, "Two clock reads fewer per
+     * hand-off"). Between two looks at most quantum/32 passes while the chain keeps its pace; a
+     * chain that slows down at once is looked at again after at most 64 of its slower hand-offs,
+     * as before after 8. A slice began no later than the first look at it, the M's or sysmon's. Once it
      * is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a slice
      * 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
      * the G it was about to hand the P to goes to the global queue, where sysmon's preemption
@@ -756,8 +761,8 @@ final class Scheduler {
      * preempt at all), and on sysmon's clock (SchedulerConfig.nanoClock).
      */
 
-    /** Every this many runnext hand-offs the owner of a P reads the clock (a power of two). */
-    static final int HANDOFF_CLOCK_PERIOD = 8;
+    /** The most runnext hand-offs the owner of a P lets pass between two reads of the clock (a power of two). */
+    static final int HANDOFF_CLOCK_PERIOD_MAX = 64;
 
     /**
      * Whether the time slice of pp, which its M is about to pass on through runnext to a G a
@@ -771,8 +776,17 @@ final class Scheduler {
         }
         long now = sched.nanotime();
         // Hand-offs far apart (a pair doing real work per turn) are each looked at; a fast chain
-        // is sampled. Either way a look comes at most a few hand-offs after the quantum.
-        pp.handoffs = now - pp.handoffClock < sched.quantumNanos / 16 ? HANDOFF_CLOCK_PERIOD : 1;
+        // is sampled, less often the faster it is. Either way a look comes at most a few
+        // hand-offs after the quantum.
+        long since = now - pp.handoffClock;
+        int period = pp.handoffPeriod;
+        if (since >= sched.quantumNanos / 16) {
+            period = 1;
+        } else if (since < sched.quantumNanos / 64 && period < HANDOFF_CLOCK_PERIOD_MAX) {
+            period <<= 1;
+        }
+        pp.handoffPeriod = period;
+        pp.handoffs = period;
         pp.handoffClock = now;
         long tick = pp.schedtick();
         if (pp.sliceTick != tick) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The latency histogram's buckets (upper bounds inclusive, as Prometheus's le) and its 1-in-8 sampling. */
+/** The latency histogram's buckets (upper bounds inclusive, as Prometheus's le) and its 1-in-32 sampling. */
 class LatencyBucketsTest {
 
     @Test
@@ -19,13 +19,14 @@ class LatencyBucketsTest {
     }
 
     @Test
-    void oneTransitionInEightIsTimed() {
+    void oneTransitionInThirtyTwoIsTimed() {
         int timed = 0;
-        for (int rnd = 0; rnd < 8 * 1000; rnd++) {
+        for (int rnd = 0; rnd < 32 * 1000; rnd++) {
             timed += LatencyBuckets.trackedSince(rnd * 0x9E3779B1) != 0 ? 1 : 0;
         }
         assertThat(timed).isEqualTo(1000);
-        assertThat(LatencyBuckets.trackedSince(8)).isNotZero();
-        assertThat(LatencyBuckets.trackedSince(7)).isZero();
+        assertThat(LatencyBuckets.trackedSince(32)).isNotZero();
+        assertThat(LatencyBuckets.trackedSince(8)).isZero();
+        assertThat(LatencyBuckets.trackedSince(31)).isZero();
     }
 }

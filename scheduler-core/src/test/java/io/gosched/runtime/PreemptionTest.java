@@ -278,6 +278,45 @@ class PreemptionTest {
         }
     }
 
+    /**
+     * The M's look at the slice costs a clock read (25 ns on this project's VMs against a
+     * hand-off of 150-200 ns), so in a fast chain it is taken once in up to 64 hand-offs, not at
+     * each. A ping-pong pair on one P makes 400,000 hand-offs: the M reads the clock 6,000-7,000
+     * times (every 8th, as before: 50,000). The slow end, a hand-off each quantum/16 or more
+     * apart looked at every time, is what {@link #quantumHoldsWhileSysmonIsStarved} relies on.
+     */
+    @Test
+    void aFastChainOfHandOffsReadsTheClockOnceInManyHandOffs() throws Exception {
+        AtomicLong mReads = new AtomicLong();
+        java.util.function.LongSupplier clock = () -> {
+            if (M.current() != null) {
+                mReads.incrementAndGet();
+            }
+            return System.nanoTime();
+        };
+        int roundTrips = 200_000;
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).nanoClock(clock).build())) {
+            long reads = rt.run(() -> {
+                Chan<Long> ping = Chan.make();
+                Chan<Long> pong = Chan.make();
+                Go.go(() -> {
+                    for (int i = 0; i < roundTrips; i++) {
+                        pong.send(ping.recv() + 1);
+                    }
+                });
+                long before = mReads.get();
+                for (long i = 0; i < roundTrips; i++) {
+                    ping.send(i);
+                    assertThat(pong.recv()).isEqualTo(i + 1);
+                }
+                return mReads.get() - before;
+            });
+            assertThat(reads).as("clock reads by the M in %d hand-offs", 2 * roundTrips)
+                    .isPositive()
+                    .isLessThan(2L * roundTrips / 32);
+        }
+    }
+
     static volatile long sink;
 
     private static void startPair(GoRuntime rt, int work, AtomicLong counter, AtomicBoolean stop, CountDownLatch done) {
