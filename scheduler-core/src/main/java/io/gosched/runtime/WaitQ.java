@@ -18,6 +18,13 @@ package io.gosched.runtime;
  * <p>Memory order: a channel's heads are release-stored (its setFirst) and acquire-loaded outside
  * the lock by the fast paths of non-blocking operations (Chan.full/empty, which read the fields
  * themselves); everything else is read and written under the lock.
+ *
+ * <p>The last end is null while the queue holds at most one sudog; the tail is then the first.
+ * JVM departure, for G1's write barrier: the holder is usually old and a fresh sudog young, and
+ * every such reference store passes a StoreLoad fence in G1's card marking (JDK 25). A channel
+ * with one waiter, the common case (a ping-pong or a chain parks one goroutine per channel),
+ * then stores one end, not two; a null store has no barrier. (bench/results/NOTES.md,
+ * "One store fewer per park")
  */
 abstract class WaitQ<H> {
 
@@ -27,18 +34,24 @@ abstract class WaitQ<H> {
     /** Sets the head (for a channel a release store: its fast paths read the head without the lock). */
     abstract void setFirst(H h, Sudog s);
 
+    /** The last end: null while the queue holds at most one sudog (see the class comment). */
     abstract Sudog last(H h);
 
     abstract void setLast(H h, Sudog s);
 
+    /** The tail: the last end, or the first while there is at most one. */
+    private Sudog tail(H h) {
+        Sudog x = last(h);
+        return x != null ? x : first(h);
+    }
+
     /** Appends sg. Go: runtime/chan.go waitq.enqueue */
     final void enqueue(H h, Sudog sg) {
         sg.next = null;
-        Sudog x = last(h);
+        Sudog x = tail(h);
         if (x == null) {
             sg.prev = null;
             setFirst(h, sg);
-            setLast(h, sg);
             return;
         }
         sg.prev = x;
@@ -51,10 +64,11 @@ abstract class WaitQ<H> {
         Sudog y = first(h);
         sg.prev = null;
         sg.next = y;
-        if (y == null) {
-            setLast(h, sg);
-        } else {
+        if (y != null) {
             y.prev = sg;
+            if (y.next == null) {
+                setLast(h, y); // two now: y is the tail
+            }
         }
         setFirst(h, sg);
     }
@@ -74,10 +88,12 @@ abstract class WaitQ<H> {
             Sudog y = sg.next;
             if (y == null) {
                 setFirst(h, null);
-                setLast(h, null);
             } else {
                 y.prev = null;
                 setFirst(h, y);
+                if (y.next == null) {
+                    setLast(h, null); // one left
+                }
                 sg.next = null; // mark as removed (see dequeueSudoG)
             }
             if (sg.isSelect && !sg.claim()) {
@@ -103,20 +119,22 @@ abstract class WaitQ<H> {
                 return true;
             }
             x.next = null; // end of queue
-            setLast(h, x);
+            setLast(h, x.prev != null ? x : null); // x alone is the first: no last end
             sg.prev = null;
             return true;
         }
         if (y != null) { // start of queue
             y.prev = null;
             setFirst(h, y);
+            if (y.next == null) {
+                setLast(h, null); // one left
+            }
             sg.next = null;
             return true;
         }
         // x == y == null: either the only element, or already removed.
         if (first(h) == sg) {
             setFirst(h, null);
-            setLast(h, null);
             return true;
         }
         return false;
