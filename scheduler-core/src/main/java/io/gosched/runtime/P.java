@@ -214,9 +214,9 @@ final class P {
     }
 
     /** Owner only. */
-    void recordLatency(int bucket, long nanos) {
-        LONGS.setRelease(latencyCounts, bucket, latencyCounts[bucket] + 1);
-        latencySumNanos += nanos;
+    void recordLatency(int bucket, long nanos, int weight) {
+        LONGS.setRelease(latencyCounts, bucket, latencyCounts[bucket] + weight);
+        latencySumNanos += nanos * weight;
     }
 
     long latencyCount(int bucket) {

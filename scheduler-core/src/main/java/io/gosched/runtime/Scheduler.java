@@ -252,8 +252,13 @@ final class Scheduler {
             return; // its own M runs it again (see parkM); nothing to queue, nobody to wake
         }
         if (pp != null) {
-            s.trackRunnable(gp, pp.cheaprand());
-            gp.chained = mp.curg != null; // a goroutine hands off; a timer or the poller does not
+            boolean chained = mp.curg != null; // a goroutine hands off; a timer or the poller does not
+            if (chained) {
+                s.trackHandOff(gp, pp.cheaprand());
+            } else {
+                s.trackRunnable(gp, pp.cheaprand());
+            }
+            gp.chained = chained;
             s.runqput(pp, gp, true);
         } else {
             s.trackRunnable(gp, ThreadLocalRandom.current().nextInt());
@@ -519,7 +524,20 @@ final class Scheduler {
 
     /** Decides whether this runnable transition is timed (see LatencyBuckets). */
     void trackRunnable(G gp, int rnd) {
-        gp.runnableSince = LatencyBuckets.trackedSince(rnd);
+        long since = LatencyBuckets.trackedSince(rnd);
+        gp.runnableSince = since;
+        if (since != 0) {
+            gp.runnableWeight = 1;
+        }
+    }
+
+    /** {@link #trackRunnable} for a G a running goroutine readied (see LatencyBuckets.HAND_OFF_TRACKING_PERIOD). */
+    void trackHandOff(G gp, int rnd) {
+        long since = LatencyBuckets.handOffTrackedSince(rnd);
+        gp.runnableSince = since;
+        if (since != 0) {
+            gp.runnableWeight = LatencyBuckets.HAND_OFF_WEIGHT;
+        }
     }
 
     /**
@@ -831,7 +849,7 @@ final class Scheduler {
         if (since != 0) {
             gp.runnableSince = 0;
             long d = System.nanoTime() - since;
-            pp.recordLatency(LatencyBuckets.bucket(d), d);
+            pp.recordLatency(LatencyBuckets.bucket(d), d, gp.runnableWeight);
         }
         if (sched.trace.on) {
             long ts = mp.traceClock;
