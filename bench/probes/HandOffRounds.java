@@ -1,0 +1,73 @@
+import io.gosched.runtime.Chan;
+import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.SchedulerConfig;
+
+/**
+ * Probe (not part of the build): rounds of a hand-off workload in one runtime, one line per
+ * round ("round R X ns" or "round R X us"), for bench/probes/alternate-jars.sh. Workloads:
+ * "pingpong" (n round trips, ns each; n defaults to 2,000,000) and "chain" (10,000 goroutines,
+ * 100 traversals, µs each).
+ *
+ * <pre>
+ * java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -XX:+UseCompactObjectHeaders \
+ *   --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -Xms3g -Xmx3g -XX:+AlwaysPreTouch \
+ *   -cp scheduler-bench/target/benchmarks.jar bench/probes/HandOffRounds.java pingpong 1 7
+ * </pre>
+ */
+public class HandOffRounds {
+
+    public static void main(String[] a) throws Exception {
+        boolean chain = a[0].equals("chain");
+        int procs = Integer.parseInt(a[1]);
+        int rounds = Integer.parseInt(a[2]);
+        int n = a.length > 3 ? Integer.parseInt(a[3]) : 2_000_000;
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
+            for (int r = 0; r < rounds; r++) {
+                long x = rt.run(() -> chain ? chain() : pingpong(n));
+                System.out.println("round " + r + " " + x + (chain ? " us" : " ns"));
+            }
+        }
+    }
+
+    static long pingpong(int n) {
+        Chan<Long> ping = Chan.make();
+        Chan<Long> pong = Chan.make();
+        Go.go(() -> {
+            for (long i = 0; i < n; i++) {
+                pong.send(ping.recv() + 1);
+            }
+        });
+        long t0 = System.nanoTime();
+        for (long i = 0; i < n; i++) {
+            ping.send(i);
+            pong.recv();
+        }
+        return (System.nanoTime() - t0) / n;
+    }
+
+    static long chain() {
+        int n = 10_000;
+        int traversals = 100;
+        @SuppressWarnings("unchecked")
+        Chan<Long>[] links = new Chan[n + 1];
+        for (int i = 0; i <= n; i++) {
+            links[i] = Chan.make();
+        }
+        for (int i = 0; i < n; i++) {
+            Chan<Long> in = links[i];
+            Chan<Long> out = links[i + 1];
+            Go.go(() -> {
+                for (long t = 0; t < traversals; t++) {
+                    out.send(in.recv() + 1);
+                }
+            });
+        }
+        long t0 = System.nanoTime();
+        for (long t = 0; t < traversals; t++) {
+            links[0].send(0L);
+            links[n].recv();
+        }
+        return (System.nanoTime() - t0) / 1000 / traversals;
+    }
+}
