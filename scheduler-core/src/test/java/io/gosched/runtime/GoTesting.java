@@ -90,6 +90,28 @@ public final class GoTesting {
         }
     }
 
+    /**
+     * A ping-pong pair: the calling goroutine and one it starts hand a counter back and forth over
+     * two unbuffered channels, roundTrips times (2 x roundTrips goroutine-to-goroutine hand-offs);
+     * fails if a value comes back wrong. Executed only by a goroutine.
+     */
+    public static void pingPong(int roundTrips) {
+        Chan<Long> ping = Chan.make();
+        Chan<Long> pong = Chan.make();
+        Go.go(() -> {
+            for (int i = 0; i < roundTrips; i++) {
+                pong.send(ping.recv() + 1);
+            }
+        });
+        for (long i = 0; i < roundTrips; i++) {
+            ping.send(i);
+            long back = pong.recv();
+            if (back != i + 1) {
+                throw new AssertionError("ping-pong: sent " + i + ", got back " + back);
+            }
+        }
+    }
+
     /** Waits until cond holds; fails with what otherwise. The one await of every module: {@link Await#until}. */
     public static void await(String what, BooleanSupplier cond) {
         Await.until(what, cond);

@@ -56,17 +56,7 @@ class LatencyBucketsTest {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
             long before = rt.stats().schedLatency().count();
             rt.run(() -> {
-                Chan<Long> ping = Chan.make();
-                Chan<Long> pong = Chan.make();
-                Go.go(() -> {
-                    for (int i = 0; i < roundTrips; i++) {
-                        pong.send(ping.recv() + 1);
-                    }
-                });
-                for (long i = 0; i < roundTrips; i++) {
-                    ping.send(i);
-                    pong.recv();
-                }
+                GoTesting.pingPong(roundTrips);
                 return null;
             });
             long counted = rt.stats().schedLatency().count() - before;

@@ -297,18 +297,8 @@ class PreemptionTest {
         int roundTrips = 200_000;
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).nanoClock(clock).build())) {
             long reads = rt.run(() -> {
-                Chan<Long> ping = Chan.make();
-                Chan<Long> pong = Chan.make();
-                Go.go(() -> {
-                    for (int i = 0; i < roundTrips; i++) {
-                        pong.send(ping.recv() + 1);
-                    }
-                });
                 long before = mReads.get();
-                for (long i = 0; i < roundTrips; i++) {
-                    ping.send(i);
-                    assertThat(pong.recv()).isEqualTo(i + 1);
-                }
+                GoTesting.pingPong(roundTrips);
                 return mReads.get() - before;
             });
             assertThat(reads).as("clock reads by the M in %d hand-offs", 2 * roundTrips)
