@@ -152,11 +152,15 @@ final class G implements Runnable {
 
     /**
      * Sched-latency tracking: every {@link LatencyBuckets#TRACKING_PERIOD}th G is timed from
-     * runnable to running (Go's gTrackingPeriod; hand-offs one in LatencyBuckets#HAND_OFF_TRACKING_PERIOD), so the cost of {@code System.nanoTime} is paid
-     * by few transitions. 0 when not tracked.
+     * runnable to running (Go's gTrackingPeriod; a hand-off one in
+     * LatencyBuckets#HAND_OFF_TRACKING_PERIOD), so the cost of {@code System.nanoTime} is paid by
+     * few transitions. 0 when not tracked.
      */
     long runnableSince;
-    /** How many transitions the timed one stands for (LatencyBuckets#HAND_OFF_WEIGHT or 1); read only when runnableSince != 0. */
+    /**
+     * How many transitions the timed one stands for (LatencyBuckets#HAND_OFF_WEIGHT or 1); read
+     * only when runnableSince != 0.
+     */
     byte runnableWeight;
 
     // ---- observability: identity, labels, creation, wait time (see AllGs, GoroutineInfo) ---------

@@ -4,8 +4,8 @@ package io.gosched.runtime;
  * The buckets and sampling of the scheduling-latency histogram (Go: /sched/latencies:seconds;
  * its snapshot is a {@link LatencyHistogram}): how long a goroutine waited between becoming
  * runnable and running. One in {@link #TRACKING_PERIOD} runnable transitions is timed (Go's
- * gTrackingPeriod sampling; hand-offs more thinly, weighted: see HAND_OFF_TRACKING_PERIOD); the count of each
- * bucket and the sum live in the P that ran the goroutine ({@code P.recordLatency}, written by its
+ * gTrackingPeriod sampling; hand-offs more thinly, weighted: see HAND_OFF_TRACKING_PERIOD); the
+ * count of each bucket and the sum live in the P that ran the goroutine ({@code P.recordLatency}, written by its
  * owner only), and {@link Stats} adds them up over all Ps.
  *
  * <p>The clock is {@link System#nanoTime}, not the runtime's {@code nanoClock}: the histogram
@@ -48,12 +48,16 @@ final class LatencyBuckets {
 
     /** The time a runnable transition starts being timed, or 0 when it is not sampled (rnd: any random int). */
     static long trackedSince(int rnd) {
-        return (rnd & (TRACKING_PERIOD - 1)) == 0 ? System.nanoTime() : 0;
+        return sampledSince(rnd, TRACKING_PERIOD);
     }
 
     /** {@link #trackedSince} for a goroutine-to-goroutine hand-off: one in {@link #HAND_OFF_TRACKING_PERIOD}. */
     static long handOffTrackedSince(int rnd) {
-        return (rnd & (HAND_OFF_TRACKING_PERIOD - 1)) == 0 ? System.nanoTime() : 0;
+        return sampledSince(rnd, HAND_OFF_TRACKING_PERIOD);
+    }
+
+    private static long sampledSince(int rnd, int period) {
+        return (rnd & (period - 1)) == 0 ? System.nanoTime() : 0;
     }
 
     /** The bucket of a wait of {@code nanos}: the first whose bound is at least it, else the +Inf one. */

@@ -253,10 +253,11 @@ final class Scheduler {
         }
         if (pp != null) {
             boolean chained = mp.curg != null; // a goroutine hands off; a timer or the poller does not
+            int rnd = pp.cheaprand();
             if (chained) {
-                s.trackHandOff(gp, pp.cheaprand());
+                s.trackHandOff(gp, rnd);
             } else {
-                s.trackRunnable(gp, pp.cheaprand());
+                s.trackRunnable(gp, rnd);
             }
             gp.chained = chained;
             s.runqput(pp, gp, true);
@@ -524,19 +525,18 @@ final class Scheduler {
 
     /** Decides whether this runnable transition is timed (see LatencyBuckets). */
     void trackRunnable(G gp, int rnd) {
-        long since = LatencyBuckets.trackedSince(rnd);
-        gp.runnableSince = since;
-        if (since != 0) {
-            gp.runnableWeight = 1;
-        }
+        track(gp, LatencyBuckets.trackedSince(rnd), 1);
     }
 
     /** {@link #trackRunnable} for a G a running goroutine readied (see LatencyBuckets.HAND_OFF_TRACKING_PERIOD). */
     void trackHandOff(G gp, int rnd) {
-        long since = LatencyBuckets.handOffTrackedSince(rnd);
+        track(gp, LatencyBuckets.handOffTrackedSince(rnd), LatencyBuckets.HAND_OFF_WEIGHT);
+    }
+
+    private static void track(G gp, long since, int weight) {
         gp.runnableSince = since;
         if (since != 0) {
-            gp.runnableWeight = LatencyBuckets.HAND_OFF_WEIGHT;
+            gp.runnableWeight = (byte) weight;
         }
     }
 
@@ -764,9 +764,9 @@ final class Scheduler {
      * before, it was 3 ns of each (bench/results/NOTES.md, "Two clock reads fewer per
      * hand-off"). Between two looks at most quantum/32 passes while the chain keeps its pace; a
      * chain that slows down at once is looked at again after at most 64 of its slower hand-offs,
-     * as before after 8. A slice began no later than the first look at it, the M's or sysmon's. Once it
-     * is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a slice
-     * 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
+     * as before after 8. A slice began no later than the first look at it, the M's or sysmon's.
+     * Once it is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a
+     * slice 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
      * the G it was about to hand the P to goes to the global queue, where sysmon's preemption
      * would have sent the running G. Meant as a backstop, not a second sysmon (a G woken by a
      * timer still runs at once on the slice it inherits); measured, it also ends slices sysmon

@@ -2,6 +2,7 @@ package io.gosched.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.function.IntToLongFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,22 +24,14 @@ class LatencyBucketsTest {
 
     @Test
     void oneTransitionInEightIsTimed() {
-        int timed = 0;
-        for (int rnd = 0; rnd < 8 * 1000; rnd++) {
-            timed += LatencyBuckets.trackedSince(rnd * 0x9E3779B1) != 0 ? 1 : 0;
-        }
-        assertThat(timed).isEqualTo(1000);
+        assertThat(timedOf(LatencyBuckets::trackedSince, 8 * 1000)).isEqualTo(1000);
         assertThat(LatencyBuckets.trackedSince(8)).isNotZero();
         assertThat(LatencyBuckets.trackedSince(7)).isZero();
     }
 
     @Test
     void oneHandOffInThirtyTwoIsTimedAndCountsForFour() {
-        int timed = 0;
-        for (int rnd = 0; rnd < 32 * 1000; rnd++) {
-            timed += LatencyBuckets.handOffTrackedSince(rnd * 0x9E3779B1) != 0 ? 1 : 0;
-        }
-        assertThat(timed).isEqualTo(1000);
+        assertThat(timedOf(LatencyBuckets::handOffTrackedSince, 32 * 1000)).isEqualTo(1000);
         assertThat(LatencyBuckets.handOffTrackedSince(32)).isNotZero();
         assertThat(LatencyBuckets.handOffTrackedSince(8)).isZero();
         assertThat(LatencyBuckets.HAND_OFF_WEIGHT * LatencyBuckets.TRACKING_PERIOD)
@@ -64,5 +57,14 @@ class LatencyBucketsTest {
             assertThat(counted).as("latency samples counted for %d hand-offs", 2 * roundTrips)
                     .isBetween(expected * 9 / 10, expected * 11 / 10);
         }
+    }
+
+    /** How many of n transitions, with random numbers spread over the int range, sampling times. */
+    private static int timedOf(IntToLongFunction trackedSince, int n) {
+        int timed = 0;
+        for (int rnd = 0; rnd < n; rnd++) {
+            timed += trackedSince.applyAsLong(rnd * 0x9E3779B1) != 0 ? 1 : 0;
+        }
+        return timed;
     }
 }
