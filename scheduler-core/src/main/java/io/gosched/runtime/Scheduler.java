@@ -940,7 +940,7 @@ final class Scheduler {
 
     /** Go: runtime/proc.go goschedImpl. Executed only by mp, after gp yielded. */
     private void goschedImpl(M mp, G gp, boolean preempted) {
-        gp.casgstatus(G.RUNNING, G.RUNNABLE);
+        gp.yieldedToRunnable();
         if (preempted && mp.p != null) {
             mp.p.count(P.C_PREEMPTIONS);
         }
@@ -2064,7 +2064,7 @@ final class Scheduler {
                 }
             }
             case G.OP_GOSCHED, G.OP_PREEMPT -> {
-                gp.casgstatus(G.RUNNING, G.RUNNABLE);
+                gp.yieldedToRunnable();
                 if (op == G.OP_PREEMPT && mp.p != null) {
                     mp.p.count(P.C_PREEMPTIONS);
                 }

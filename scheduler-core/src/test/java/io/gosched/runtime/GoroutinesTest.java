@@ -2,6 +2,7 @@ package io.gosched.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -248,6 +250,54 @@ class GoroutinesTest {
                 }
                 return null;
             });
+        }
+    }
+
+    /**
+     * A goroutine that yields leaves RUNNING for RUNNABLE with a plain store (G.yieldedToRunnable):
+     * snapshots walking the goroutines meanwhile neither lose a yield nor find a scan bit cleared
+     * under them.
+     */
+    @Test
+    void snapshotsDuringGoschedsLoseNoYield() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            AtomicReference<Throwable> dumpFailure = new AtomicReference<>();
+            long yields = rt.run(() -> {
+                int goroutines = 4;
+                int rounds = 20_000 * GoTesting.STRESS;
+                Chan<Integer> done = Chan.make(goroutines);
+                Thread dumper = Thread.ofPlatform().start(() -> {
+                    try {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            rt.goroutines();
+                        }
+                    } catch (Throwable t) {
+                        dumpFailure.set(t);
+                    }
+                });
+                long total = 0;
+                try {
+                    for (int g = 0; g < goroutines; g++) {
+                        Go.go(() -> {
+                            int n = 0;
+                            for (int i = 0; i < rounds; i++) {
+                                Go.yield();
+                                n++;
+                            }
+                            done.send(n);
+                        });
+                    }
+                    for (int g = 0; g < goroutines; g++) {
+                        total += done.recv();
+                    }
+                } finally {
+                    dumper.interrupt();
+                    dumper.join();
+                }
+                return total;
+            });
+            assertNull(dumpFailure.get(), () -> "a snapshot failed: " + dumpFailure.get());
+            assertEquals(4L * 20_000 * GoTesting.STRESS, yields);
         }
     }
 }
