@@ -6,8 +6,9 @@ import io.gosched.runtime.SchedulerConfig;
 /**
  * Probe (not part of the build): rounds of a hand-off workload in one runtime, one line per
  * round ("round R X ns" or "round R X us"), for bench/probes/alternate-jars.sh. Workloads:
- * "pingpong" (n round trips, ns each; n defaults to 2,000,000) and "chain" (10,000 goroutines,
- * 100 traversals, µs each).
+ * "pingpong" (n round trips, ns each; n defaults to 2,000,000), "gosched" (two goroutines
+ * yielding n times each, ns per round trip, as compare.sh's gosched row on 1 P) and "chain"
+ * (10,000 goroutines, 100 traversals, µs each).
  *
  * <pre>
  * java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -XX:+UseCompactObjectHeaders \
@@ -19,12 +20,13 @@ public class HandOffRounds {
 
     public static void main(String[] a) throws Exception {
         boolean chain = a[0].equals("chain");
+        boolean gosched = a[0].equals("gosched");
         int procs = Integer.parseInt(a[1]);
         int rounds = Integer.parseInt(a[2]);
         int n = a.length > 3 ? Integer.parseInt(a[3]) : 2_000_000;
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
             for (int r = 0; r < rounds; r++) {
-                long x = rt.run(() -> chain ? chain() : pingpong(n));
+                long x = rt.run(() -> chain ? chain() : gosched ? gosched(n) : pingpong(n));
                 System.out.println("round " + r + " " + x + (chain ? " us" : " ns"));
             }
         }
@@ -43,6 +45,22 @@ public class HandOffRounds {
             ping.send(i);
             pong.recv();
         }
+        return (System.nanoTime() - t0) / n;
+    }
+
+    static long gosched(int n) {
+        Chan<Long> done = Chan.make(2);
+        long t0 = System.nanoTime();
+        for (int g = 0; g < 2; g++) {
+            Go.go(() -> {
+                for (long i = 0; i < n; i++) {
+                    Go.yield();
+                }
+                done.send((long) n);
+            });
+        }
+        done.recv();
+        done.recv();
         return (System.nanoTime() - t0) / n;
     }
 

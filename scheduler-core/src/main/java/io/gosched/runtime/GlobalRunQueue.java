@@ -1,5 +1,8 @@
 package io.gosched.runtime;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * The global run queue: a FIFO of Gs linked through {@link G#schedlink}.
  *
@@ -7,7 +10,9 @@ package io.gosched.runtime;
  * read used for the lock-free "is there anything?" checks, as Go reads sched.runq.size.
  * The volatile size matters for the spinning protocol: a submitter writes it (volatile) before
  * reading nmspinning (volatile), a spinner decrements nmspinning before reading it, and the
- * total order of volatile accesses rules out both missing each other.
+ * total order of volatile accesses rules out both missing each other. A take lowers the size
+ * with a release store instead (no StoreLoad fence): a smaller size cannot be what a wake-up
+ * waits for, and a reader that still sees the larger one takes the lock and finds the truth.
  *
  * Go: runtime/proc.go globrunqput, globrunqputhead, globrunqputbatch, globrunqget
  */
@@ -17,6 +22,16 @@ final class GlobalRunQueue {
     private G head;
     private G tail;
     private volatile int size;
+
+    private static final VarHandle SIZE;
+
+    static {
+        try {
+            SIZE = MethodHandles.lookup().findVarHandle(GlobalRunQueue.class, "size", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     GlobalRunQueue(RuntimeLock lock) {
         this.lock = lock;
@@ -79,7 +94,7 @@ final class GlobalRunQueue {
             tail = null;
         }
         gp.schedlink = null;
-        size = size - 1;
+        SIZE.setRelease(this, size - 1); // see the class comment: only a put must be volatile
         return gp;
     }
 }
