@@ -281,6 +281,12 @@ final class JobEngine {
         /** The first exception that escaped one of the attempt's goroutines, as the job's error: it fails the attempt. */
         final AtomicReference<JobRecord.Failure> panic = new AtomicReference<>();
         volatile boolean cancelRequested;
+        /**
+         * A record asking to cancel arrived while {@link #attempt} was still 0: between the claim's
+         * CAS in the store and this node's write of the attempt. Read by the claim once it has
+         * set the attempt; see {@link #changed}.
+         */
+        volatile boolean cancelSeenUnclaimed;
         /** Shutdown or a takeover elsewhere: the attempt's outcome is not written, the lease is handed back or dropped. */
         volatile boolean abandoned;
         volatile boolean fenced;
@@ -316,6 +322,13 @@ final class JobEngine {
                 return; // removed: only retention removes, and only final records
             }
             JobRecord.Status s = r.status();
+            if (attempt == 0 && s.cancelRequested()) {
+                // The claim's CAS may have landed and the attempt not be written yet: a cancel
+                // here would be dropped as "not claimed" and the job run to its end. Either the
+                // claim reads this flag after writing the attempt, or the re-read below sees the
+                // attempt (both volatile: one of the two sees the other's write).
+                cancelSeenUnclaimed = true;
+            }
             if (attempt == 0) { // not claimed yet
                 if (JobEngine.stale(r, ticket)) {
                     stale = true;
@@ -1146,7 +1159,7 @@ final class JobEngine {
             log.info("job " + l.id + ": taken over by node " + node.id() + " as attempt " + s.attempt());
         }
         l.attempt = s.attempt();
-        if (s.cancelRequested()) {
+        if (s.cancelRequested() || l.cancelSeenUnclaimed) {
             l.cancelRequested = true;
         }
         return true;
