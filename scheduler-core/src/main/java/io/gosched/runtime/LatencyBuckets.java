@@ -5,8 +5,9 @@ package io.gosched.runtime;
  * its snapshot is a {@link LatencyHistogram}): how long a goroutine waited between becoming
  * runnable and running. One in {@link #TRACKING_PERIOD} runnable transitions is timed (Go's
  * gTrackingPeriod sampling; hand-offs more thinly, weighted: see HAND_OFF_TRACKING_PERIOD); the
- * count of each bucket and the sum live in the P that ran the goroutine ({@code P.recordLatency}, written by its
- * owner only), and {@link Stats} adds them up over all Ps.
+ * count of each bucket and the sum live in the P that ran the goroutine
+ * ({@code P.recordLatency}, written by its owner only), and {@link Stats} adds them up over all
+ * Ps.
  *
  * <p>The clock is {@link System#nanoTime}, not the runtime's {@code nanoClock}: the histogram
  * measures real waiting, which a test clock that stands still must not hide.

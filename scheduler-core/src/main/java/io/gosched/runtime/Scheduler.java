@@ -766,13 +766,13 @@ final class Scheduler {
      * chain that slows down at once is looked at again after at most 64 of its slower hand-offs,
      * as before after 8. A slice began no later than the first look at it, the M's or sysmon's.
      * Once it is two quanta old, an age sysmon reaches only if it missed its ticks (it preempts a
-     * slice 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is preempted there:
-     * the G it was about to hand the P to goes to the global queue, where sysmon's preemption
-     * would have sent the running G. Meant as a backstop, not a second sysmon (a G woken by a
-     * timer still runs at once on the slice it inherits); measured, it also ends slices sysmon
-     * let run past 20 ms with sysmon running (sysmon alone preempted a ping-pong pair about every
-     * 40 ms at load 1), which costs two-P ping-pong 3-11% (bench/results/2026-12-01-issue19.md). The M runs
-     * exactly when the chain does, so a slice ends within two quanta plus a few hand-offs
+     * slice 10-20 ms in: the quantum plus at most one of its 10 ms sleeps), the chain is
+     * preempted there: the G it was about to hand the P to goes to the global queue, where
+     * sysmon's preemption would have sent the running G. Meant as a backstop, not a second sysmon
+     * (a G woken by a timer still runs at once on the slice it inherits); measured, it also ends
+     * slices sysmon let run past 20 ms with sysmon running (sysmon alone preempted a ping-pong
+     * pair about every 40 ms at load 1), which costs two-P ping-pong 3-11%
+     * (bench/results/2026-12-01-issue19.md). The M runs exactly when the chain does, so a slice ends within two quanta plus a few hand-offs
      * whatever the OS does to sysmon. Only goroutine-to-goroutine hand-offs count (G.chained): a
      * G a timer or the poller readied into runnext is not part of the chain of the G preempted
      * before it, and runs at once as in Go. Only with sysmon on (a runtime without sysmon does not

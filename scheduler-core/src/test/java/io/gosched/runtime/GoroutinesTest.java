@@ -234,19 +234,11 @@ class GoroutinesTest {
                         pong.send(ping.recv() + 1);
                     }
                 });
-                Thread dumper = Thread.ofPlatform().start(() -> {
-                    while (!Thread.currentThread().isInterrupted()) {
-                        rt.goroutines();
-                    }
-                });
-                try {
+                try (SnapshotsInALoop dumper = new SnapshotsInALoop(rt)) {
                     for (int i = 0; i < rounds; i++) {
                         ping.send(i);
                         assertEquals(i + 1, pong.recv());
                     }
-                } finally {
-                    dumper.interrupt();
-                    dumper.join();
                 }
                 return null;
             });
@@ -260,23 +252,13 @@ class GoroutinesTest {
      */
     @Test
     void snapshotsDuringGoschedsLoseNoYield() throws Exception {
+        int goroutines = 4;
+        int rounds = 20_000 * GoTesting.STRESS;
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
-            AtomicReference<Throwable> dumpFailure = new AtomicReference<>();
             long yields = rt.run(() -> {
-                int goroutines = 4;
-                int rounds = 20_000 * GoTesting.STRESS;
                 Chan<Integer> done = Chan.make(goroutines);
-                Thread dumper = Thread.ofPlatform().start(() -> {
-                    try {
-                        while (!Thread.currentThread().isInterrupted()) {
-                            rt.goroutines();
-                        }
-                    } catch (Throwable t) {
-                        dumpFailure.set(t);
-                    }
-                });
                 long total = 0;
-                try {
+                try (SnapshotsInALoop dumper = new SnapshotsInALoop(rt)) {
                     for (int g = 0; g < goroutines; g++) {
                         Go.go(() -> {
                             int n = 0;
@@ -290,14 +272,38 @@ class GoroutinesTest {
                     for (int g = 0; g < goroutines; g++) {
                         total += done.recv();
                     }
-                } finally {
-                    dumper.interrupt();
-                    dumper.join();
                 }
                 return total;
             });
-            assertNull(dumpFailure.get(), () -> "a snapshot failed: " + dumpFailure.get());
-            assertEquals(4L * 20_000 * GoTesting.STRESS, yields);
+            assertEquals((long) goroutines * rounds, yields);
+        }
+    }
+
+    /**
+     * A platform thread taking goroutine snapshots of rt in a loop until closed; close fails the
+     * test with the snapshot's own exception if one threw.
+     */
+    private static final class SnapshotsInALoop implements AutoCloseable {
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+        private final Thread thread;
+
+        SnapshotsInALoop(GoRuntime rt) {
+            thread = Thread.ofPlatform().start(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        rt.goroutines();
+                    }
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            });
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            thread.interrupt();
+            thread.join();
+            assertNull(failure.get(), () -> "a snapshot failed: " + failure.get());
         }
     }
 }
