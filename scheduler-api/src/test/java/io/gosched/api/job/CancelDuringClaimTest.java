@@ -6,7 +6,6 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
@@ -30,7 +29,7 @@ class CancelDuringClaimTest extends JobServiceFixture {
     @Test
     void aCancelBetweenTheClaimsWriteAndTheAttemptsStartStopsTheJob() throws Exception {
         PausedClaim store = new PausedClaim(InMemoryJobStore.unbounded(Clock.systemUTC()));
-        clusterNode(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, leader("n1", n -> true));
+        soleNode(store);
         String id = jobs.submit(JsonMapper.builder().build().readTree(
                 "{\"workload\":{\"steps\":[{\"op\":\"sleep\",\"ms\":60000}]}}"), null).job().id();
 

@@ -9,6 +9,7 @@ import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
+import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.spi.JobNode;
 import io.gosched.api.job.spi.JobQueue;
 import io.gosched.api.job.spi.JobStore;
@@ -43,6 +44,14 @@ abstract class JobServiceFixture {
         jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
                 new WorkloadTemplates(), Clock.systemUTC(), budget, new JobService.Ports(queue, store, node, null));
         return jobs;
+    }
+
+    /**
+     * {@link #clusterNode} as the one node of a cluster, leading, on an in-memory queue and the
+     * given store (a test's store that bends some answers); sets {@link #jobs}.
+     */
+    JobService soleNode(JobStore store) {
+        return clusterNode(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, leader("n1", n -> true));
     }
 
     /** A node that leads and sees the nodes {@code present} accepts as members. */

@@ -6,7 +6,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;
@@ -28,7 +27,7 @@ class StaleReadClaimTest extends JobServiceFixture {
     @Test
     void aClaimThatReadsNoRecordLeavesTheTicketForALaterRead() throws Exception {
         StaleFirstRead store = new StaleFirstRead(InMemoryJobStore.unbounded(Clock.systemUTC()));
-        clusterNode(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, leader("n1", n -> true));
+        soleNode(store);
         String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}"), null)
                 .job().id();
         JobView v = JobAwait.view(jobs, id, "succeeded", Duration.ofSeconds(20), x -> x.state() == JobState.SUCCEEDED);
