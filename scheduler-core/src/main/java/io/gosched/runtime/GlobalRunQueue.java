@@ -19,9 +19,25 @@ import java.lang.invoke.VarHandle;
 final class GlobalRunQueue {
     /** sched.lock, for the checks of "sched.lock must be held". */
     private final RuntimeLock lock;
-    private G head;
-    private G tail;
+    /** head and tail, in a holder that {@link #ends()} replaces now and then; see the class comment. */
+    private Ends ends = new Ends();
+    /** Operations since ends was last replaced. */
+    private int untilRenewal = RENEW_EVERY;
     private volatile int size;
+
+    /**
+     * The queue's two ends. Replaced by a fresh copy every {@value #RENEW_EVERY} operations so
+     * that it is nearly always a young object: with G1 on JDK 25, a reference store into an old
+     * object from another region passes a StoreLoad fence in the card-marking barrier, and a
+     * store into a young one does not. The queue itself lives as long as the runtime, so after
+     * a few collections (or any full one) it is old; a yield puts and takes a G here each time.
+     */
+    private static final class Ends {
+        G head;
+        G tail;
+    }
+
+    private static final int RENEW_EVERY = 4096;
 
     private static final VarHandle SIZE;
 
@@ -46,25 +62,40 @@ final class GlobalRunQueue {
     }
 
     /** sched.lock must be held. */
+    /** The current ends, replaced by a fresh copy when its turn comes. sched.lock held. */
+    private Ends ends() {
+        Ends e = ends;
+        if (--untilRenewal == 0) {
+            untilRenewal = RENEW_EVERY;
+            Ends fresh = new Ends();
+            fresh.head = e.head;
+            fresh.tail = e.tail;
+            ends = e = fresh;
+        }
+        return e;
+    }
+
     void put(G gp) {
         assert lock.isHeld() : "globrunq put: sched.lock not held";
+        Ends e = ends();
         gp.schedlink = null;
-        if (tail != null) {
-            tail.schedlink = gp;
+        if (e.tail != null) {
+            e.tail.schedlink = gp;
         } else {
-            head = gp;
+            e.head = gp;
         }
-        tail = gp;
+        e.tail = gp;
         size = size + 1;
     }
 
     /** sched.lock must be held. Used only when a P is destroyed, to keep its Gs first. */
     void putHead(G gp) {
         assert lock.isHeld() : "globrunq putHead: sched.lock not held";
-        gp.schedlink = head;
-        head = gp;
-        if (tail == null) {
-            tail = gp;
+        Ends e = ends();
+        gp.schedlink = e.head;
+        e.head = gp;
+        if (e.tail == null) {
+            e.tail = gp;
         }
         size = size + 1;
     }
@@ -72,26 +103,28 @@ final class GlobalRunQueue {
     /** Appends a linked batch first..last of n Gs. sched.lock must be held. */
     void putBatch(G first, G last, int n) {
         assert lock.isHeld() : "globrunq putBatch: sched.lock not held";
+        Ends e = ends();
         last.schedlink = null;
-        if (tail != null) {
-            tail.schedlink = first;
+        if (e.tail != null) {
+            e.tail.schedlink = first;
         } else {
-            head = first;
+            e.head = first;
         }
-        tail = last;
+        e.tail = last;
         size = size + n;
     }
 
     /** Pops one G, or null. sched.lock must be held. */
     G get() {
         assert lock.isHeld() : "globrunq get: sched.lock not held";
-        G gp = head;
+        Ends e = ends();
+        G gp = e.head;
         if (gp == null) {
             return null;
         }
-        head = gp.schedlink;
-        if (head == null) {
-            tail = null;
+        e.head = gp.schedlink;
+        if (e.head == null) {
+            e.tail = null;
         }
         gp.schedlink = null;
         SIZE.setRelease(this, size - 1); // see the class comment: only a put must be volatile
