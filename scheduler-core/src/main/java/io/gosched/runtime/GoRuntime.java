@@ -524,7 +524,7 @@ public final class GoRuntime implements AutoCloseable {
         for (;;) {
             boolean frozen = true;
             for (M mp : ms) {
-                if (mp != self && mp.isAlive() && mp.curg != null && mp.p != null) {
+                if (mp != self && mp.isAlive() && mp.curg() != null && mp.p != null) {
                     frozen = false;
                     break;
                 }

@@ -38,28 +38,56 @@ final class M extends Thread {
      * chain), or 0; see "Napping beside a hand-off chain" in Scheduler. Executed only by this M.
      */
     long handOffSeenAt;
+    /** Holds curg, the goroutine mounted on this M; see {@link Cur}. Replaced only by this M. */
+    private volatile Cur cur = new Cur();
+    /** Clears of curg until {@link #cur} is replaced. This M's own. */
+    private int untilCurRenewal = CUR_RENEW_EVERY;
+    private static final int CUR_RENEW_EVERY = 4096;
+
     /**
-     * The goroutine mounted on this M, or null. Read by other threads (sysmon, stats, the safe
-     * point's stop, dumps), each of which tolerates a stale value; written only by this M, at
-     * every switch, through {@link #setCurg} with a release store: a volatile store here was a
-     * StoreLoad fence twice per goroutine switch that no reader needs.
+     * curg, in a holder this M replaces with a fresh, empty one every {@value #CUR_RENEW_EVERY}
+     * clears, so that it is nearly always a young object: with G1 on JDK 25 a reference store
+     * into an old object from another region passes a StoreLoad fence in the card-marking
+     * barrier, an M lives as long as its thread, and {@code execute} stores a G here at every
+     * switch. The old holder is replaced right after it was cleared and is never written again,
+     * so a reader still holding it sees "nothing mounted", which was true then.
      */
-    volatile G curg;
+    private static final class Cur {
+        volatile G g;
+    }
 
     private static final java.lang.invoke.VarHandle CURG;
 
     static {
         try {
-            CURG = java.lang.invoke.MethodHandles.lookup().findVarHandle(M.class, "curg", G.class);
+            CURG = java.lang.invoke.MethodHandles.lookup().findVarHandle(Cur.class, "g", G.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    /** Executed only by this M. Store-release: publishes the G's fields to a reader of curg. */
-    void setCurg(G gp) {
-        CURG.setRelease(this, gp);
+    /**
+     * The goroutine mounted on this M, or null. Read by other threads (sysmon, stats, the safe
+     * point's stop, dumps), each of which tolerates a stale value.
+     */
+    G curg() {
+        return cur.g;
     }
+
+    /**
+     * Executed only by this M, at every switch. Store-release: publishes the G's fields to a
+     * reader of curg; a volatile store here was a StoreLoad fence twice per goroutine switch
+     * that no reader needs.
+     */
+    void setCurg(G gp) {
+        Cur c = cur;
+        CURG.setRelease(c, gp);
+        if (gp == null && --untilCurRenewal == 0) {
+            untilCurRenewal = CUR_RENEW_EVERY;
+            cur = new Cur(); // see Cur: only right after a clear
+        }
+    }
+
     /** Link on the idle M list; sched.lock must be held. */
     M schedlink;
     /**

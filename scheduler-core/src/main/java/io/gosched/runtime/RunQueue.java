@@ -62,7 +62,7 @@ final class RunQueue extends RunQueuePad2 {
             MethodHandles.Lookup l = MethodHandles.lookup();
             HEAD = l.findVarHandle(RunQueueHead.class, "head", int.class);
             TAIL = l.findVarHandle(RunQueueTail.class, "tail", int.class);
-            RUNNEXT = l.findVarHandle(RunQueue.class, "runnext", G.class);
+            RUNNEXT = l.findVarHandle(Next.class, "g", G.class);
             RUNNEXT_PUTS = l.findVarHandle(RunQueue.class, "runnextPuts", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -90,8 +90,29 @@ final class RunQueue extends RunQueuePad2 {
     }
     /** {@link #grab}'s answer when it left runnext to its owner. */
     static final int BACKED_OFF = -1;
-    /** See the class comment: owner sets, anyone CASes to null. */
-    private volatile G runnext;
+    /** Holds runnext; see {@link Next}. Replaced only by the owner, only while runnext is empty. */
+    private volatile Next next = new Next();
+    /** Fills of an empty runnext until {@link #next} is replaced. Owner only. */
+    private int untilRenewal;
+    private final int renewEvery;
+
+    /**
+     * The runnext slot (see the class comment: owner sets, anyone CASes to null), in a holder
+     * the owner replaces with a fresh, empty one every {@code renewEvery} fills, so that it is
+     * nearly always a young object. With G1 on JDK 25 a reference store into an old object from
+     * another region passes a StoreLoad fence in the card-marking barrier, and every hand-off
+     * stores a G here; a P lives as long as the runtime and is old in any long-lived process.
+     *
+     * <p>The owner replaces the holder only when it is about to fill an empty runnext, and never
+     * writes the old one again. Only the owner fills runnext, and everyone else only empties
+     * it, so an old holder stays empty for good. A reader still holding one sees an empty runnext,
+     * which was true when it was replaced; a thief's CAS on it finds no G to take. Nothing is
+     * lost or duplicated, and the thief's check of {@link #runnextPuts} across its pause is
+     * unchanged (the fill that replaces the holder counts as a put).
+     */
+    private static final class Next {
+        volatile G g;
+    }
     /**
      * How many times the owner has filled runnext (release store by the owner, acquire load by
      * thieves). A thief that paused before stealing runnext compares it across the pause: a change
@@ -114,9 +135,19 @@ final class RunQueue extends RunQueuePad2 {
     long q00, q01, q02, q03, q04, q05, q06, q07;
 
     RunQueue(int capacity) {
+        this(capacity, 4096);
+    }
+
+    /** renewEvery: fills of an empty runnext between two replacements of its holder (tests use 1). */
+    RunQueue(int capacity, int renewEvery) {
         if (capacity < 2 || Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("run queue capacity must be a power of two >= 2: " + capacity);
         }
+        if (renewEvery < 1) {
+            throw new IllegalArgumentException("renewEvery must be at least 1: " + renewEvery);
+        }
+        this.renewEvery = renewEvery;
+        this.untilRenewal = renewEvery;
         ring = new G[capacity];
         mask = capacity - 1;
         overflowBatch = new G[capacity / 2 + 1];
@@ -147,8 +178,8 @@ final class RunQueue extends RunQueuePad2 {
         return HEAD.compareAndSet(this, expect, update);
     }
 
-    private boolean casRunnext(G expect, G update) {
-        return RUNNEXT.compareAndSet(this, expect, update);
+    private boolean casRunnext(Next nx, G expect, G update) {
+        return RUNNEXT.compareAndSet(nx, expect, update);
     }
 
     /**
@@ -157,9 +188,14 @@ final class RunQueue extends RunQueuePad2 {
      */
     G putNext(G gp) {
         RUNNEXT_PUTS.setRelease(this, runnextPuts + 1);
+        Next nx = next;
         for (;;) {
-            G old = runnext;
+            G old = nx.g;
             if (old == null) {
+                if (--untilRenewal == 0) {
+                    untilRenewal = renewEvery;
+                    next = nx = new Next(); // see Next: only while empty
+                }
                 // Only the owner fills runnext, so an empty runnext stays empty until this store,
                 // and a release store publishes gp to a thief's acquire load as the CAS did,
                 // without its lock prefix: one serializing instruction fewer per hand-off (Go
@@ -167,10 +203,10 @@ final class RunQueue extends RunQueuePad2 {
                 // park sees gp in its last look at the queues, Go's ring put does not give either
                 // (a release store of tail): the owner runs gp itself when its current G stops,
                 // so a G is never lost, at worst not stolen by an M that was just parking.
-                RUNNEXT.setRelease(this, gp);
+                RUNNEXT.setRelease(nx, gp);
                 return null;
             }
-            if (casRunnext(old, gp)) {
+            if (casRunnext(nx, old, gp)) {
                 return old;
             }
         }
@@ -236,9 +272,10 @@ final class RunQueue extends RunQueuePad2 {
      * Executed only by the owner P.
      */
     G getNext() {
-        G next = runnext;
-        if (next != null && casRunnext(next, null)) {
-            return next;
+        Next nx = next;
+        G g = nx.g;
+        if (g != null && casRunnext(nx, g, null)) {
+            return g;
         }
         return null;
     }
@@ -271,9 +308,9 @@ final class RunQueue extends RunQueuePad2 {
         for (;;) {
             int h = lvHead();
             int t = lvTail();
-            G next = runnext;
+            G nextG = next.g;
             if (t == lvTail()) {
-                return h == t && next == null;
+                return h == t && nextG == null;
             }
         }
     }
@@ -286,7 +323,7 @@ final class RunQueue extends RunQueuePad2 {
         } else if (n > ring.length) {
             n = ring.length;
         }
-        return n + (runnext != null ? 1 : 0);
+        return n + (next.g != null ? 1 : 0);
     }
 
     /** Whether the ring (runnext aside) looks empty; racy. Can be executed by any P. */
@@ -296,7 +333,7 @@ final class RunQueue extends RunQueuePad2 {
 
     /** The G in runnext, for scheddetail. Can be executed by any P. */
     G peekNext() {
-        return runnext;
+        return next.g;
     }
 
     /**
@@ -316,8 +353,9 @@ final class RunQueue extends RunQueuePad2 {
             n = n - n / 2;
             if (n == 0) {
                 if (stealRunNext) {
-                    G next = runnext;
-                    if (next != null) {
+                    Next nx = next;
+                    G nextG = nx.g;
+                    if (nextG != null) {
                         // Not linearizable as "ring first": the owner may refill the ring
                         // between our read of tail and this CAS, and we still take runnext.
                         // Nothing is lost or duplicated (the CAS decides), as in Go.
@@ -336,10 +374,10 @@ final class RunQueue extends RunQueuePad2 {
                                 return BACKED_OFF;
                             }
                         }
-                        if (!casRunnext(next, null)) {
+                        if (!casRunnext(nx, nextG, null)) {
                             continue;
                         }
-                        into[thiefHead & intoMask] = next;
+                        into[thiefHead & intoMask] = nextG;
                         return 1;
                     }
                 }

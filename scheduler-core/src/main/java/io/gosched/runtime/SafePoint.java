@@ -66,7 +66,7 @@ public final class SafePoint {
         if (mp == null) {
             return;
         }
-        G gp = mp.curg;
+        G gp = mp.curg();
         if (gp == null || !gp.preempt || gp.locks != 0 || gp.status() != G.RUNNING) {
             return; // in a Go.syscall body (SYSCALL): no P to give up, as in Scheduler.checkpoint
         }
@@ -124,7 +124,7 @@ public final class SafePoint {
 
     private static boolean asked(P pp, G except) {
         M mp = pp.m;
-        G gp = mp != null ? mp.curg : null;
+        G gp = mp != null ? mp.curg() : null;
         return gp != null && gp != except && gp.preempt;
     }
 

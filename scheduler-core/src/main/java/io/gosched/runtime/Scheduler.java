@@ -245,14 +245,14 @@ final class Scheduler {
         }
         P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
         if (gp.sched.trace.on) {
-            G readier = mp != null ? mp.curg : null;
+            G readier = mp != null ? mp.curg() : null;
             gp.sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
         }
         if (readied) {
             return; // its own M runs it again (see parkM); nothing to queue, nobody to wake
         }
         if (pp != null) {
-            boolean chained = mp.curg != null; // a goroutine hands off; a timer or the poller does not
+            boolean chained = mp.curg() != null; // a goroutine hands off; a timer or the poller does not
             int rnd = pp.cheaprand();
             if (chained) {
                 s.trackHandOff(gp, rnd);
@@ -2086,7 +2086,7 @@ final class Scheduler {
      * Go: runtime/proc.go stoplockedm
      */
     private void stoplockedm(M mp, G gp) {
-        mp.curg = null;
+        mp.setCurg(null);
         if (mp.p != null) {
             handoffp(releasep(mp));
         }
@@ -2100,7 +2100,7 @@ final class Scheduler {
             }
             if (sched.stopping) {
                 // Unwind gp on its own thread; execute then ends it (exitWithLockedM) and this M.
-                mp.curg = gp;
+                mp.setCurg(gp);
                 gp.m = mp;
                 while (!gp.tryCasgstatus(G.WAITING, G.RUNNING) && !gp.tryCasgstatus(G.RUNNABLE, G.RUNNING)) {
                     Thread.onSpinWait(); // a goroutine snapshot holds it in SCAN for a moment
@@ -2109,7 +2109,7 @@ final class Scheduler {
             }
         }
         acquirep(mp, pp);
-        mp.curg = gp;
+        mp.setCurg(gp);
         gp.m = mp;
         gp.casgstatus(G.RUNNABLE, G.RUNNING);
         gp.preempt = false;

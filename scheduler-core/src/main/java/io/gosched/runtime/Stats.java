@@ -91,7 +91,7 @@ final class Stats {
             local[i] = pp.runq.size();
             localTotal += local[i];
             M mp = pp.m;
-            G cur = mp != null ? mp.curg : null;
+            G cur = mp != null ? mp.curg() : null;
             if (cur != null) {
                 running++;
             }
@@ -157,7 +157,7 @@ final class Stats {
         }
         for (M mp : ms) {
             P pp = mp.p;
-            G g = mp.curg;
+            G g = mp.curg();
             b.append("  M").append(mp.mid).append(": p=").append(pp != null ? pp.id : -1)
                     .append(" curg=").append(g != null ? g.goid : -1)
                     .append(" spinning=").append(mp.spinning)

@@ -115,7 +115,7 @@ final class Sudog {
 
     /** The calling platform thread's parker (one per thread, reused for every wait). Never called by a goroutine. */
     static ThreadParker currentParker() {
-        assert M.current() == null || M.current().curg == null : "currentParker called by a goroutine";
+        assert M.current() == null || M.current().curg() == null : "currentParker called by a goroutine";
         ThreadParker p = PARKER.get();
         if (p == null) {
             p = new ThreadParker(Thread.currentThread());

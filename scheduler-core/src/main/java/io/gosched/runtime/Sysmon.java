@@ -228,7 +228,7 @@ final class Sysmon implements Runnable {
      */
     private boolean hogging(P pp, long now) {
         M mp = pp.m;
-        G gp = mp != null ? mp.curg : null;
+        G gp = mp != null ? mp.curg() : null;
         if (gp == null) {
             return false;
         }
@@ -263,7 +263,7 @@ final class Sysmon implements Runnable {
         M mp = pp.m;
         G hog = pp.sysmonPreemptG;
         return hog != null && pp.status() == P.RUNNING && pp.counter(P.C_SCHEDULES) == pp.sysmonPreemptRuns
-                && mp != null && mp.curg == hog;
+                && mp != null && mp.curg() == hog;
     }
 
     /** CPU time consumed by mp's thread in nanoseconds, or -1 if the JVM cannot tell. */
@@ -301,7 +301,7 @@ final class Sysmon implements Runnable {
         if (mp == null) {
             return false;
         }
-        G gp = mp.curg;
+        G gp = mp.curg();
         if (gp == null) {
             return false;
         }

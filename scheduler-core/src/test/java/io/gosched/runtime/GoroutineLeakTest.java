@@ -177,7 +177,7 @@ class GoroutineLeakTest {
             }
         }
         for (M m : s.allm) {
-            if (m.curg == target || m.lockedg == target) {
+            if (m.curg() == target || m.lockedg == target) {
                 sb.append("M curg/lockedg ");
             }
         }

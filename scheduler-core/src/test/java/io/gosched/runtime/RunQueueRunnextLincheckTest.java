@@ -15,13 +15,15 @@ import org.junit.jupiter.api.Test;
  * operations hand their Gs to a ledger instead of returning them, and what is checked after every
  * interleaving Lincheck explores is the property the scheduler relies on: every G put is taken
  * exactly once — by the owner, by a thief, or still in the queue — none lost, none twice.
+ * runnext's holder is replaced at every fill of an empty runnext (the runtime does it every
+ * 4,096), so thieves race the replacement in every scenario that fills runnext.
  */
 public class RunQueueRunnextLincheckTest {
 
     /** More than any scenario creates: at most one G per operation. */
     private static final int MAX_IDS = 64;
 
-    private final RunQueue q = new RunQueue(4);
+    private final RunQueue q = new RunQueue(4, 1);
     private int nextId;
     /** Which Gs entered the queue, by id (written by the owner only). */
     private final boolean[] put = new boolean[MAX_IDS];
