@@ -19,9 +19,9 @@ import java.lang.invoke.VarHandle;
 final class GlobalRunQueue {
     /** sched.lock, for the checks of "sched.lock must be held". */
     private final RuntimeLock lock;
-    /** head and tail, in a holder that {@link #ends()} replaces now and then; see the class comment. */
+    /** head and tail, in a holder that {@link #ends()} replaces now and then; see {@link Ends}. */
     private Ends ends = new Ends();
-    /** Operations since ends was last replaced. */
+    /** Operations until ends is replaced. sched.lock held. */
     private int untilRenewal = RENEW_EVERY;
     private volatile int size;
 
