@@ -91,8 +91,8 @@ final class RunQueue extends RunQueuePad2 {
     /** {@link #grab}'s answer when it left runnext to its owner. */
     static final int BACKED_OFF = -1;
     /** Holds runnext; see {@link Next}. Replaced only by the owner, only while runnext is empty. */
-    private volatile Next next = new Next();
-    /** Fills of an empty runnext until {@link #next} is replaced. Owner only. */
+    private volatile Next runnext = new Next();
+    /** Fills of an empty runnext until {@link #runnext} is replaced. Owner only. */
     private int untilRenewal;
     private final int renewEvery;
 
@@ -194,13 +194,13 @@ final class RunQueue extends RunQueuePad2 {
      */
     G putNext(G gp) {
         RUNNEXT_PUTS.setRelease(this, runnextPuts + 1);
-        Next nx = next;
+        Next nx = runnext;
         for (;;) {
             G old = nx.g;
             if (old == null) {
                 if (--untilRenewal == 0) {
                     untilRenewal = renewEvery;
-                    next = nx = new Next(); // see Next: only while empty
+                    runnext = nx = new Next(); // see Next: only while empty
                 }
                 // Only the owner fills runnext, so an empty runnext stays empty until this store,
                 // and a release store publishes gp to a thief's acquire load as the CAS did,
@@ -278,7 +278,7 @@ final class RunQueue extends RunQueuePad2 {
      * Executed only by the owner P.
      */
     G getNext() {
-        Next nx = next;
+        Next nx = runnext;
         G g = nx.g;
         if (g != null && casRunnext(nx, g, null)) {
             return g;
@@ -314,7 +314,7 @@ final class RunQueue extends RunQueuePad2 {
         for (;;) {
             int h = lvHead();
             int t = lvTail();
-            G nextG = next.g;
+            G nextG = runnext.g;
             if (t == lvTail()) {
                 return h == t && nextG == null;
             }
@@ -329,7 +329,7 @@ final class RunQueue extends RunQueuePad2 {
         } else if (n > ring.length) {
             n = ring.length;
         }
-        return n + (next.g != null ? 1 : 0);
+        return n + (runnext.g != null ? 1 : 0);
     }
 
     /** Whether the ring (runnext aside) looks empty; racy. Can be executed by any P. */
@@ -339,7 +339,7 @@ final class RunQueue extends RunQueuePad2 {
 
     /** The G in runnext, for scheddetail. Can be executed by any P. */
     G peekNext() {
-        return next.g;
+        return runnext.g;
     }
 
     /**
@@ -359,7 +359,7 @@ final class RunQueue extends RunQueuePad2 {
             n = n - n / 2;
             if (n == 0) {
                 if (stealRunNext) {
-                    Next nx = next;
+                    Next nx = runnext;
                     G nextG = nx.g;
                     if (nextG != null) {
                         // Not linearizable as "ring first": the owner may refill the ring
