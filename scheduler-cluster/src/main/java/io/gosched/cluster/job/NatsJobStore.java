@@ -46,6 +46,11 @@ import org.apache.commons.logging.LogFactory;
  * <li>{@link #list()} and the watches are served from one index per node, fed by a single
  *     {@code watchAll} of the bucket (an ordered consumer that resumes by itself after a
  *     reconnect); {@link #get} reads the bucket itself, so it sees every acknowledged write.</li>
+ * <li>One revision per key means a revision superseded before the feed's consumer delivered it
+ *     is gone from the stream, and the feed never sees it: the watches follow state, as
+ *     {@link JobStore#watch} says, not a log of every write. Keeping history would make every
+ *     job cost its request once per transition against {@code max-store-bytes}; the one reader
+ *     of a single job's watch ({@code /events}) keeps only the latest state per client anyway.</li>
  * </ul>
  * Thread-safe.
  */

@@ -146,13 +146,23 @@ public interface JobStore {
     // ---------------------------------------------------------------- change streams
 
     /**
-     * Calls {@code onChange} with the job's current record (if it exists) and then with every
-     * later write, in revision order, until the returned handle is closed. A removal is reported
-     * as {@code null}. Callbacks run on a thread of the store's; keep them short.
+     * Calls {@code onChange} with the job's current record (if it exists) and then with later
+     * writes, in revision order, until the returned handle is closed. A removal is reported as
+     * {@code null}. Callbacks run on a thread of the store's; keep them short.
+     *
+     * <p>A watch follows the record's state, not a log of its writes: a watcher that keeps up gets
+     * every write, but writes that land faster than it receives them may reach it as the latest
+     * one only (the cluster store keeps one revision per job, so an intermediate revision
+     * superseded before delivery is gone). It never goes back to an older revision, never sees
+     * one twice, and always gets the latest.
      */
     AutoCloseable watch(String id, Consumer<JobRecord> onChange);
 
-    /** Every write of every job from now on (no replay of what exists), with its id for removals. */
+    /**
+     * Writes of every job from now on (no replay of what exists), with its id for removals; per
+     * job, with the same promise as {@link #watch}: in revision order, the latest always, an
+     * intermediate one only if it was not superseded before delivery.
+     */
     AutoCloseable watchAll(ChangeListener listener);
 
     /** See {@link #watchAll}. */
