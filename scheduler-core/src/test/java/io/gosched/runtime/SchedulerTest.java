@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -321,9 +322,27 @@ class SchedulerTest {
      * Go's runqgrab takes it after usleep(3): it runs long before sysmon would lend a spare P for
      * the computing goroutine (two quanta). A thief whose pause grew without bound (tried, see
      * bench/results/NOTES.md) left it to that spare P.
+     *
+     * <p>On a machine whose other work keeps the thief's thread off the CPU for two quanta, sysmon
+     * rightly lends the spare P (CI saw it once in a run next to a Maven build), so the scenario
+     * gets three tries and passes on the first without a lend. A thief that never takes runnext
+     * lends in every one.
      */
     @Test
     void aGLeftInABusyPsRunnextIsStolenOnceThePairThatKeptItFullStops() throws Exception {
+        List<String> tries = new ArrayList<>();
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            long lent = runnextLeftBehindAComputingG();
+            tries.add("try " + attempt + ": " + lent + " spare P(s) lent");
+            if (lent == 0) {
+                return;
+            }
+        }
+        fail("the G in runnext waited for sysmon's spare P instead of being stolen, in every try: " + tries);
+    }
+
+    /** One run of the scenario above; returns how many spare Ps sysmon lent meanwhile. */
+    private long runnextLeftBehindAComputingG() throws Exception {
         try (GoRuntime rt = runtime(2)) {
             SchedStats before = rt.stats();
             boolean ran = rt.run(() -> {
@@ -354,8 +373,7 @@ class SchedulerTest {
             });
             SchedStats after = rt.stats();
             assertTrue(ran, "the G in runnext ran while its P's goroutine computed");
-            assertThat(after.handoffsByCause().preempt() - before.handoffsByCause().preempt())
-                    .as("spare Ps lent: the G waited for sysmon instead of being stolen").isZero();
+            return after.handoffsByCause().preempt() - before.handoffsByCause().preempt();
         }
     }
 
