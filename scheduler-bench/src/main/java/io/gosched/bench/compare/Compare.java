@@ -341,6 +341,8 @@ public final class Compare {
         String loadStart = loadavg();
         double loadMin = Double.MAX_VALUE, loadMax = 0;
         List<Double> stealPerRound = new ArrayList<>();
+        List<Double> vcpuSpreadPerRound = new ArrayList<>();
+        int cpus = Runtime.getRuntime().availableProcessors();
         long[] cpuMeasured = null, cpuMeasuredEnd = null;
         long t0 = System.nanoTime();
         int total = o.warmup + o.rounds;
@@ -352,6 +354,7 @@ public final class Compare {
                 loadMax = Math.max(loadMax, load);
                 long[] cpuRound = QuietGuard.cpuTimes(procStat());
                 if (measured && cpuMeasured == null) cpuMeasured = cpuRound;
+                if (measured && cpus > 1) vcpuSpreadPerRound.add(VcpuSpeed.spread(VcpuSpeed.measure(cpus)));
                 for (BenchWorkload w : o.workloads) {
                     // hog and timers measure latency, not JIT-compiled code: one warm-up round is enough.
                     boolean latency = w == BenchWorkload.HOG || w == BenchWorkload.TIMERS || w == BenchWorkload.WAKEUP;
@@ -379,7 +382,8 @@ public final class Compare {
         }
         double minutes = (System.nanoTime() - t0) / 60e9;
         double steal = QuietGuard.stealShare(cpuMeasured, cpuMeasuredEnd);
-        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, steal, stealPerRound, minutes, verdict);
+        String md = report(o, cells, versions, loadStart, loadavg(), loadMin, loadMax, steal, stealPerRound,
+                vcpuSpreadPerRound, minutes, verdict);
         System.out.println(md);
         if (o.write) {
             Files.createDirectories(o.out);
@@ -539,7 +543,7 @@ public final class Compare {
 
     static String report(Options o, Map<Key, Cell> cells, Map<String, String> versions, String loadStart,
                          String loadEnd, double loadMin, double loadMax, double steal, List<Double> stealPerRound,
-                         double minutes, QuietGuard.Verdict verdict) {
+                         List<Double> vcpuSpreadPerRound, double minutes, QuietGuard.Verdict verdict) {
         StringBuilder sb = new StringBuilder();
         String now = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         sb.append("# gosched vs virtual threads, Kotlin coroutines and Go — ").append(now)
@@ -550,6 +554,7 @@ public final class Compare {
         sb.append(String.format(Locale.ROOT, "- Load average (1 min): %s at start, %s at end, %.2f..%.2f at round starts"
                 + " (others build on the same cores)%n", loadStart.split(" ")[0], loadEnd.split(" ")[0], loadMin, loadMax));
         sb.append(QuietGuard.stealNote(steal, stealPerRound));
+        sb.append(VcpuSpeed.note(vcpuSpreadPerRound));
         sb.append("- Parallelism: ").append(o.procs).append(" everywhere (gosched GOMAXPROCS, Go GOMAXPROCS, ")
                 .append("jdk.virtualThreadScheduler.parallelism, kotlinx.coroutines.scheduler.core.pool.size);")
                 .append(" the gosched workload runs on 1\n");

@@ -33,7 +33,7 @@ class CompareReportTest {
     private static String report(QuietGuard.Verdict verdict, Map<String, List<Result>> byPeer) {
         Compare.Options o = Compare.parse(new String[] {"--workloads", "parked", "--peers", "gosched,vt", "--quick"});
         return Compare.report(o, cells(o, byPeer), Map.of(), "4.58 3.00 2.00 1/2 3", "4.00 3.00 2.00 1/2 3",
-                4.0, 5.0, 0.05, List.of(0.02, 0.08), 1.0, verdict);
+                4.0, 5.0, 0.05, List.of(0.02, 0.08), List.of(1.05, 1.62, Double.NaN), 1.0, verdict);
     }
 
     @Test
@@ -42,6 +42,7 @@ class CompareReportTest {
         assertThat(md.lines().findFirst().orElseThrow()).endsWith("(NOISY)");
         assertThat(md).contains("> **NOISY**: the 1-minute load average was 4.58 at the start, above 1.00");
         assertThat(md).contains("- Host CPU steal", "5.0% over the measured rounds, 2.0–8.0% per round");
+        assertThat(md).contains("- vCPU speed", "slowest/fastest 1.05–1.62 per round; 1 of 2 rounds above 1.3");
     }
 
     @Test

@@ -1,0 +1,92 @@
+package io.gosched.bench.compare;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How fast each vCPU runs at the start of a round, which neither the load average nor the steal
+ * share shows. On the 2-core box the host runs each vCPU at about half speed for tens of seconds
+ * at a time, one vCPU independently of the other, with no steal in {@code /proc/stat}
+ * (bench/results/NOTES.md, 2026-12-04 evening: two pinned CPU-bound loops 1.8x apart on an idle
+ * guest). A thread's speed is then the speed of the vCPU it lands on, and one process of a peer
+ * can run 1.4x slower than the next for no reason of its own.
+ *
+ * <p>The measure: the same shell loop pinned to each vCPU ({@code taskset -c i}), all started at
+ * once, timed from start to exit. The spread is the slowest time over the fastest. It is
+ * recorded in the report, not used to refuse a run: the ratios come from rounds interleaved
+ * across peers, and the spread tells the reader how far one round's figures can be trusted.
+ */
+final class VcpuSpeed {
+
+    /** About 0.1–0.2 s of a busy POSIX shell on this box: short, and long next to fork and exec. */
+    static final String LOOP = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
+
+    /** A round whose vCPUs differ by more than this is counted as uneven in the report. */
+    static final double UNEVEN = 1.3;
+
+    private VcpuSpeed() {}
+
+    /**
+     * Seconds the loop took on each of vCPUs 0..cpus-1, run side by side; null when taskset is
+     * missing, a run failed or took over 10 s.
+     */
+    static double[] measure(int cpus) {
+        Process[] ps = new Process[cpus];
+        long[] start = new long[cpus];
+        double[] seconds = new double[cpus];
+        try {
+            for (int i = 0; i < cpus; i++) {
+                start[i] = System.nanoTime();
+                ps[i] = new ProcessBuilder("taskset", "-c", Integer.toString(i), "sh", "-c", LOOP)
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            }
+            for (int i = 0; i < cpus; i++) {
+                ps[i].onExit().get(10, TimeUnit.SECONDS);
+                seconds[i] = (System.nanoTime() - start[i]) / 1e9;
+                if (ps[i].exitValue() != 0) return null;
+            }
+            return seconds;
+        } catch (IOException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } finally {
+            for (Process p : ps) {
+                if (p != null) p.destroyForcibly();
+            }
+        }
+    }
+
+    /** The slowest vCPU's time over the fastest's; NaN when unknown. */
+    static double spread(double[] seconds) {
+        if (seconds == null || seconds.length == 0) return Double.NaN;
+        double lo = Double.MAX_VALUE, hi = 0;
+        for (double s : seconds) {
+            if (!(s > 0)) return Double.NaN;
+            lo = Math.min(lo, s);
+            hi = Math.max(hi, s);
+        }
+        return hi / lo;
+    }
+
+    /** The report's line: the spread's range over the measured rounds and how many were uneven. */
+    static String note(List<Double> perRound) {
+        String head = "- vCPU speed (one shell loop pinned to each vCPU at each round's start; the host can slow one"
+                + " vCPU by up to 2x unseen by the guest): ";
+        double lo = Double.MAX_VALUE, hi = 0;
+        int known = 0, uneven = 0;
+        for (double d : perRound) {
+            if (Double.isNaN(d)) continue;
+            known++;
+            lo = Math.min(lo, d);
+            hi = Math.max(hi, d);
+            if (d > UNEVEN) uneven++;
+        }
+        if (known == 0) return head + "unknown (no taskset, or one vCPU)\n";
+        return head + String.format(Locale.ROOT, "slowest/fastest %.2f–%.2f per round; %d of %d rounds above %.1f%n",
+                lo, hi, uneven, known, UNEVEN);
+    }
+}
