@@ -354,13 +354,17 @@ public final class Compare {
                 loadMax = Math.max(loadMax, load);
                 long[] cpuRound = QuietGuard.cpuTimes(procStat());
                 if (measured && cpuMeasured == null) cpuMeasured = cpuRound;
-                if (measured && cpus > 1) vcpuSpreadPerRound.add(VcpuSpeed.spread(VcpuSpeed.measure(cpus)));
+                double roundSpread = Double.NaN; // the most uneven of the round's samples
                 for (BenchWorkload w : o.workloads) {
                     // hog and timers measure latency, not JIT-compiled code: one warm-up round is enough.
                     boolean latency = w == BenchWorkload.HOG || w == BenchWorkload.TIMERS || w == BenchWorkload.WAKEUP;
                     if (!measured && latency && r < o.warmup - 1) continue;
                     // Each parked run is a fresh process: nothing of a warm-up would carry over.
                     if (!measured && w == BenchWorkload.PARKED) continue;
+                    if (measured && cpus > 1) {
+                        double spread = VcpuSpeed.spread(VcpuSpeed.measure(cpus));
+                        if (!Double.isNaN(spread) && !(spread <= roundSpread)) roundSpread = spread;
+                    }
                     long n = w.n(o.quick), m = w.m(o.quick);
                     int p = w == BenchWorkload.GOSCHED ? 1 : o.procs;
                     for (int k = 0; k < o.peers.size(); k++) {
@@ -375,6 +379,7 @@ public final class Compare {
                 if (measured) {
                     cpuMeasuredEnd = QuietGuard.cpuTimes(procStat());
                     stealPerRound.add(QuietGuard.stealShare(cpuRound, cpuMeasuredEnd));
+                    vcpuSpreadPerRound.add(roundSpread);
                 }
             }
         } finally {

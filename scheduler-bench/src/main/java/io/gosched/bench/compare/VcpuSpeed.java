@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
  * can run 1.4x slower than the next for no reason of its own.
  *
  * <p>The measure: the same shell loop pinned to each vCPU ({@code taskset -c i}), all started at
- * once, timed from start to exit. The spread is the slowest time over the fastest. It is
- * recorded in the report, not used to refuse a run: the ratios come from rounds interleaved
+ * once, timed from start to exit, before each workload of a measured round. The spread is the
+ * slowest time over the fastest; a round reports its largest. It is recorded in the report, not used to refuse a run: the ratios come from rounds interleaved
  * across peers, and the spread tells the reader how far one round's figures can be trusted.
  */
 final class VcpuSpeed {
@@ -23,7 +23,7 @@ final class VcpuSpeed {
     /** About 0.1–0.2 s of a busy POSIX shell on this box: short, and long next to fork and exec. */
     static final String LOOP = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
 
-    /** A round whose vCPUs differ by more than this is counted as uneven in the report. */
+    /** A round whose vCPUs differed by more than this in a sample is counted as uneven in the report. */
     static final double UNEVEN = 1.3;
 
     private VcpuSpeed() {}
@@ -74,8 +74,8 @@ final class VcpuSpeed {
 
     /** The report's line: the spread's range over the measured rounds and how many were uneven. */
     static String note(List<Double> perRound) {
-        String head = "- vCPU speed (one shell loop pinned to each vCPU at each round's start; the host can slow one"
-                + " vCPU by up to 2x unseen by the guest): ";
+        String head = "- vCPU speed (one shell loop pinned to each vCPU before each workload, the most uneven sample"
+                + " of a round; the host can slow one vCPU by up to 2x unseen by the guest): ";
         double lo = Double.MAX_VALUE, hi = 0;
         int known = 0, uneven = 0;
         for (double d : perRound) {
