@@ -554,6 +554,7 @@ public final class Compare {
         sb.append("# gosched vs virtual threads, Kotlin coroutines and Go — ").append(now)
                 .append(verdict == QuietGuard.Verdict.NOISY ? " (NOISY)" : "").append("\n\n");
         sb.append(QuietGuard.noisyNote(verdict, QuietGuard.oneMinute(loadStart), o.maxLoad));
+        sb.append(VcpuSpeed.unevenWarning(vcpuSpreadPerRound));
         sb.append("- Machine: ").append(cpuModel()).append(", ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs, ").append(memTotal()).append("\n");
         sb.append(String.format(Locale.ROOT, "- Load average (1 min): %s at start, %s at end, %.2f..%.2f at round starts"

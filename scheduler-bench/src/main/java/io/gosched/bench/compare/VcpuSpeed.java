@@ -72,6 +72,26 @@ final class VcpuSpeed {
         return hi / lo;
     }
 
+    /**
+     * The warning under the report's title when more than half of the measured rounds (with a
+     * known spread) were uneven: its figures then mix the speeds of two vCPUs, as a noisy run's
+     * mix other work, and are not for the README. Empty otherwise.
+     */
+    static String unevenWarning(List<Double> perRound) {
+        int known = 0, uneven = 0;
+        double hi = 0;
+        for (double d : perRound) {
+            if (Double.isNaN(d)) continue;
+            known++;
+            hi = Math.max(hi, d);
+            if (d > UNEVEN) uneven++;
+        }
+        if (known == 0 || 2 * uneven <= known) return "";
+        return String.format(Locale.ROOT, "> **UNEVEN vCPUs**: in %d of %d measured rounds one vCPU ran more than %.1fx"
+                + " slower than the other (up to %.2fx): the host slowed it, so these figures are not for the README.%n%n",
+                uneven, known, UNEVEN, hi);
+    }
+
     /** The report's line: the spread's range over the measured rounds and how many were uneven. */
     static String note(List<Double> perRound) {
         String head = "- vCPU speed (one shell loop pinned to each vCPU before each workload, the most uneven sample"

@@ -43,6 +43,7 @@ class CompareReportTest {
         assertThat(md).contains("> **NOISY**: the 1-minute load average was 4.58 at the start, above 1.00");
         assertThat(md).contains("- Host CPU steal", "5.0% over the measured rounds, 2.0–8.0% per round");
         assertThat(md).contains("- vCPU speed", "slowest/fastest 1.05–1.62 per round; 1 of 2 rounds above 1.3");
+        assertThat(md).as("one uneven round of two is not most").doesNotContain("UNEVEN");
     }
 
     @Test

@@ -34,6 +34,15 @@ class VcpuSpeedTest {
     }
 
     @Test
+    void aRunWithMostRoundsUnevenIsMarkedNotForTheReadme() {
+        assertThat(VcpuSpeed.unevenWarning(List.of(1.08, 1.45, 1.69, 1.31, 1.5)))
+                .contains("**UNEVEN vCPUs**: in 4 of 5 measured rounds", "up to 1.69x", "not for the README");
+        assertThat(VcpuSpeed.unevenWarning(List.of(1.08, 1.45, Double.NaN, 1.1))).as("one of three known").isEmpty();
+        assertThat(VcpuSpeed.unevenWarning(List.of(1.4, 1.0))).as("half is not most").isEmpty();
+        assertThat(VcpuSpeed.unevenWarning(List.of())).isEmpty();
+    }
+
+    @Test
     void everyVcpuOfThisMachineIsTimedWhereTasksetExists() {
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/taskset")), "taskset (util-linux) is not installed");
         int cpus = Runtime.getRuntime().availableProcessors();
