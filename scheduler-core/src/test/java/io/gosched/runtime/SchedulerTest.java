@@ -325,8 +325,8 @@ class SchedulerTest {
      *
      * <p>On a machine whose other work keeps the thief's thread off the CPU for two quanta, sysmon
      * rightly lends the spare P (CI saw it once in a run next to a Maven build), so the scenario
-     * gets three tries and passes on the first without a lend. A thief that never takes runnext
-     * lends in every one.
+     * gets three tries and passes on the first without a lend. A runtime whose Ms never take a
+     * busy P's runnext fails it at the first try (seen: the G never ran).
      */
     @Test
     void aGLeftInABusyPsRunnextIsStolenOnceThePairThatKeptItFullStops() throws Exception {

@@ -6,17 +6,18 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How fast each vCPU runs at the start of a round, which neither the load average nor the steal
- * share shows. On the 2-core box the host runs each vCPU at about half speed for tens of seconds
- * at a time, one vCPU independently of the other, with no steal in {@code /proc/stat}
+ * How fast each vCPU runs during a round, which neither the load average nor the steal share
+ * shows. On the 2-core box the host runs each vCPU at about half speed for tens of seconds at a
+ * time, one vCPU independently of the other, with no steal in {@code /proc/stat}
  * (bench/results/NOTES.md, 2026-12-04 evening: two pinned CPU-bound loops 1.8x apart on an idle
  * guest). A thread's speed is then the speed of the vCPU it lands on, and one process of a peer
  * can run 1.4x slower than the next for no reason of its own.
  *
  * <p>The measure: the same shell loop pinned to each vCPU ({@code taskset -c i}), all started at
  * once, timed from start to exit, before each workload of a measured round. The spread is the
- * slowest time over the fastest; a round reports its largest. It is recorded in the report, not used to refuse a run: the ratios come from rounds interleaved
- * across peers, and the spread tells the reader how far one round's figures can be trusted.
+ * slowest time over the fastest; a round reports its largest. It never refuses a run (the ratios
+ * come from rounds interleaved across peers); it tells the reader how far the rounds can be
+ * trusted, and a run with most rounds uneven is marked as not for the README.
  */
 final class VcpuSpeed {
 
@@ -78,35 +79,36 @@ final class VcpuSpeed {
      * mix other work, and are not for the README. Empty otherwise.
      */
     static String unevenWarning(List<Double> perRound) {
-        int known = 0, uneven = 0;
-        double hi = 0;
-        for (double d : perRound) {
-            if (Double.isNaN(d)) continue;
-            known++;
-            hi = Math.max(hi, d);
-            if (d > UNEVEN) uneven++;
-        }
-        if (known == 0 || 2 * uneven <= known) return "";
+        Summary r = Summary.of(perRound);
+        if (r.known == 0 || 2 * r.uneven <= r.known) return "";
         return String.format(Locale.ROOT, "> **UNEVEN vCPUs**: in %d of %d measured rounds one vCPU ran more than %.1fx"
                 + " slower than the other (up to %.2fx): the host slowed it, so these figures are not for the README.%n%n",
-                uneven, known, UNEVEN, hi);
+                r.uneven, r.known, UNEVEN, r.hi);
     }
 
     /** The report's line: the spread's range over the measured rounds and how many were uneven. */
     static String note(List<Double> perRound) {
         String head = "- vCPU speed (one shell loop pinned to each vCPU before each workload, the most uneven sample"
                 + " of a round; the host can slow one vCPU by up to 2x unseen by the guest): ";
-        double lo = Double.MAX_VALUE, hi = 0;
-        int known = 0, uneven = 0;
-        for (double d : perRound) {
-            if (Double.isNaN(d)) continue;
-            known++;
-            lo = Math.min(lo, d);
-            hi = Math.max(hi, d);
-            if (d > UNEVEN) uneven++;
-        }
-        if (known == 0) return head + "unknown (no taskset, or one vCPU)\n";
+        Summary r = Summary.of(perRound);
+        if (r.known == 0) return head + "unknown (no taskset, or one vCPU)\n";
         return head + String.format(Locale.ROOT, "slowest/fastest %.2f–%.2f per round; %d of %d rounds above %.1f%n",
-                lo, hi, uneven, known, UNEVEN);
+                r.lo, r.hi, r.uneven, r.known, UNEVEN);
+    }
+
+    /** The rounds with a known spread, how many of them were uneven, and the least and most spread. */
+    private record Summary(int known, int uneven, double lo, double hi) {
+        static Summary of(List<Double> perRound) {
+            int known = 0, uneven = 0;
+            double lo = Double.MAX_VALUE, hi = 0;
+            for (double d : perRound) {
+                if (Double.isNaN(d)) continue;
+                known++;
+                lo = Math.min(lo, d);
+                hi = Math.max(hi, d);
+                if (d > UNEVEN) uneven++;
+            }
+            return new Summary(known, uneven, lo, hi);
+        }
     }
 }
