@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 import io.gosched.api.job.JobState;
 import org.junit.jupiter.api.Test;
@@ -191,23 +192,8 @@ public interface JobStoreContract {
         assertThat(all).allSatisfy(v -> assertThat(v.value().spec().request()).as("no request bodies in the list").isNull());
     }
 
-    /** A job's life as the watch tests write it: each state with its attempt, then the removal. */
-    private static List<String> writeALife(JobStore a, Versioned<JobRecord> v, Runnable afterEachWrite) {
-        Instant now = Instant.now();
-        JobRecord running = v.value().withStatus(v.value().status().claimed("a", now));
-        Versioned<JobRecord> v2 = a.replace(running, v.revision()).orElseThrow();
-        afterEachWrite.run();
-        JobRecord requeued = running.withStatus(running.status().requeued(now, null, null, null, false));
-        Versioned<JobRecord> v3 = a.replace(requeued, v2.revision()).orElseThrow();
-        afterEachWrite.run();
-        JobRecord again = requeued.withStatus(requeued.status().claimed("a", now));
-        Versioned<JobRecord> v4 = a.replace(again, v3.revision()).orElseThrow();
-        afterEachWrite.run();
-        JobRecord done = again.withStatus(again.status().finished(JobState.SUCCEEDED, now, JobRecord.Counters.ZERO, null, null));
-        Versioned<JobRecord> v5 = a.replace(done, v4.revision()).orElseThrow();
-        afterEachWrite.run();
-        assertThat(a.remove("job-1", v5.revision())).isTrue();
-        afterEachWrite.run();
+    /** The states of job-1's life as {@link #watchJobOnesLife} writes it, each with its attempt. */
+    private static List<String> life() {
         return List.of("queued/0", "running/1", "queued/1", "running/2", "succeeded/2", "removed");
     }
 
@@ -215,39 +201,57 @@ public interface JobStoreContract {
         return r == null ? "removed" : r.status().state().json() + "/" + r.status().attempt();
     }
 
-    @Test
-    default void aWatchThatKeepsUpGetsTheCurrentRecordThenEveryWriteThenTheRemoval() throws Exception {
+    /**
+     * Creates job-1 on node a, watches it from node b, then writes its life on node a (two
+     * attempts, the success, the removal), running {@code between.apply(seen)} after each write;
+     * returns what the watch saw, the removal included.
+     */
+    private List<String> watchJobOnesLife(Function<List<String>, Runnable> between) throws Exception {
         JobStore a = store("a");
-        JobStore b = store("b");
         Versioned<JobRecord> v = a.create(job("job-1")).orElseThrow();
         List<String> seen = new CopyOnWriteArrayList<>();
-        List<String> life;
-        try (AutoCloseable w = b.watch("job-1", r -> seen.add(stateOf(r)))) {
-            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 1)).isTrue();
-            AtomicInteger written = new AtomicInteger(1);
-            life = writeALife(a, v, () -> {
-                int n = written.incrementAndGet();
-                assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() >= n)).as("write %d reached the watcher; seen: %s", n, seen).isTrue();
-            });
+        try (AutoCloseable w = store("b").watch("job-1", r -> seen.add(stateOf(r)))) {
+            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 1)).as("the current record").isTrue();
+            Runnable afterEachWrite = between.apply(seen);
+            Instant now = Instant.now();
+            JobRecord running = v.value().withStatus(v.value().status().claimed("a", now));
+            Versioned<JobRecord> v2 = a.replace(running, v.revision()).orElseThrow();
+            afterEachWrite.run();
+            JobRecord requeued = running.withStatus(running.status().requeued(now, null, null, null, false));
+            Versioned<JobRecord> v3 = a.replace(requeued, v2.revision()).orElseThrow();
+            afterEachWrite.run();
+            JobRecord again = requeued.withStatus(requeued.status().claimed("a", now));
+            Versioned<JobRecord> v4 = a.replace(again, v3.revision()).orElseThrow();
+            afterEachWrite.run();
+            JobRecord done = again.withStatus(again.status().finished(JobState.SUCCEEDED, now, JobRecord.Counters.ZERO, null, null));
+            Versioned<JobRecord> v5 = a.replace(done, v4.revision()).orElseThrow();
+            afterEachWrite.run();
+            assertThat(a.remove("job-1", v5.revision())).isTrue();
+            afterEachWrite.run();
+            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.contains("removed"))).as("seen: %s", seen).isTrue();
+            Thread.sleep(100); // nothing may follow the removal
         }
-        assertThat(seen).containsExactlyElementsOf(life);
+        return List.copyOf(seen);
+    }
+
+    @Test
+    default void aWatchThatKeepsUpGetsTheCurrentRecordThenEveryWriteThenTheRemoval() throws Exception {
+        List<String> seen = watchJobOnesLife(s -> {
+            AtomicInteger written = new AtomicInteger(1);
+            return () -> {
+                int n = written.incrementAndGet();
+                assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.size() >= n)).as("write %d reached the watcher; seen: %s", n, s).isTrue();
+            };
+        });
+        assertThat(seen).containsExactlyElementsOf(life());
     }
 
     @Test
     default void aWatchThatFallsBehindMayMissSupersededWritesButNeverGoesBackAndEndsAtTheLatest() throws Exception {
-        JobStore a = store("a");
-        JobStore b = store("b");
-        Versioned<JobRecord> v = a.create(job("job-1")).orElseThrow();
-        List<String> seen = new CopyOnWriteArrayList<>();
-        List<String> life;
-        try (AutoCloseable w = b.watch("job-1", r -> seen.add(stateOf(r)))) {
-            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 1)).isTrue();
-            life = writeALife(a, v, () -> {}); // back to back: the watcher may get some only as the next one
-            assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.contains("removed"))).as("seen: %s", seen).isTrue();
-            Thread.sleep(100); // nothing may follow the removal
-        }
+        // back to back: the watcher may get some writes only as the next one
+        List<String> seen = watchJobOnesLife(s -> () -> {});
         assertThat(seen).as("the current record first, the removal last").startsWith("queued/0").endsWith("removed");
-        assertThat(life).as("in revision order, each once").containsSubsequence(seen);
+        assertThat(life()).as("in revision order, each once").containsSubsequence(seen);
         assertThat(seen).doesNotHaveDuplicates();
     }
 
