@@ -12,7 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
+import java.util.function.BiConsumer;
 
 import io.gosched.api.job.JobState;
 import org.junit.jupiter.api.Test;
@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What every {@link JobStore} promises the job engine, wherever the records live: compare-and-set
  * by revision that loses no update among many writers, one winner of an Idempotency-Key race,
  * removal by revision, summaries in the list, watches that replay the current record and then
- * follow its writes in revision order to the latest, progress to its watchers, retention. Implemented by the
- * in-memory store's test here and by the NATS one's in scheduler-cluster.
+ * follow its writes in revision order to the latest, progress to its watchers, retention.
+ * Implemented by the in-memory store's test here and by the NATS one's in scheduler-cluster.
  *
  * <p>"Nodes" are what {@link #store} returns for different names: views of one store.
  */
@@ -203,31 +203,31 @@ public interface JobStoreContract {
 
     /**
      * Creates job-1 on node a, watches it from node b, then writes its life on node a (two
-     * attempts, the success, the removal), running {@code between.apply(seen)} after each write;
+     * attempts, the success, the removal), calling {@code afterWrite} after each write with what
+     * the watch saw so far and how many states have been written by then (the first included);
      * returns what the watch saw, the removal included.
      */
-    private List<String> watchJobOnesLife(Function<List<String>, Runnable> between) throws Exception {
+    private List<String> watchJobOnesLife(BiConsumer<List<String>, Integer> afterWrite) throws Exception {
         JobStore a = store("a");
         Versioned<JobRecord> v = a.create(job("job-1")).orElseThrow();
         List<String> seen = new CopyOnWriteArrayList<>();
         try (AutoCloseable w = store("b").watch("job-1", r -> seen.add(stateOf(r)))) {
             assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.size() == 1)).as("the current record").isTrue();
-            Runnable afterEachWrite = between.apply(seen);
             Instant now = Instant.now();
             JobRecord running = v.value().withStatus(v.value().status().claimed("a", now));
             Versioned<JobRecord> v2 = a.replace(running, v.revision()).orElseThrow();
-            afterEachWrite.run();
+            afterWrite.accept(seen, 2);
             JobRecord requeued = running.withStatus(running.status().requeued(now, null, null, null, false));
             Versioned<JobRecord> v3 = a.replace(requeued, v2.revision()).orElseThrow();
-            afterEachWrite.run();
+            afterWrite.accept(seen, 3);
             JobRecord again = requeued.withStatus(requeued.status().claimed("a", now));
             Versioned<JobRecord> v4 = a.replace(again, v3.revision()).orElseThrow();
-            afterEachWrite.run();
+            afterWrite.accept(seen, 4);
             JobRecord done = again.withStatus(again.status().finished(JobState.SUCCEEDED, now, JobRecord.Counters.ZERO, null, null));
             Versioned<JobRecord> v5 = a.replace(done, v4.revision()).orElseThrow();
-            afterEachWrite.run();
+            afterWrite.accept(seen, 5);
             assertThat(a.remove("job-1", v5.revision())).isTrue();
-            afterEachWrite.run();
+            afterWrite.accept(seen, 6);
             assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> seen.contains("removed"))).as("seen: %s", seen).isTrue();
             Thread.sleep(100); // nothing may follow the removal
         }
@@ -236,20 +236,15 @@ public interface JobStoreContract {
 
     @Test
     default void aWatchThatKeepsUpGetsTheCurrentRecordThenEveryWriteThenTheRemoval() throws Exception {
-        List<String> seen = watchJobOnesLife(s -> {
-            AtomicInteger written = new AtomicInteger(1);
-            return () -> {
-                int n = written.incrementAndGet();
-                assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.size() >= n)).as("write %d reached the watcher; seen: %s", n, s).isTrue();
-            };
-        });
+        List<String> seen = watchJobOnesLife((s, written) -> assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> s.size() >= written))
+                .as("state %d reached the watcher; seen: %s", written, s).isTrue());
         assertThat(seen).containsExactlyElementsOf(life());
     }
 
     @Test
     default void aWatchThatFallsBehindMayMissSupersededWritesButNeverGoesBackAndEndsAtTheLatest() throws Exception {
         // back to back: the watcher may get some writes only as the next one
-        List<String> seen = watchJobOnesLife(s -> () -> {});
+        List<String> seen = watchJobOnesLife((s, written) -> {});
         assertThat(seen).as("the current record first, the removal last").startsWith("queued/0").endsWith("removed");
         assertThat(life()).as("in revision order, each once").containsSubsequence(seen);
         assertThat(seen).doesNotHaveDuplicates();
