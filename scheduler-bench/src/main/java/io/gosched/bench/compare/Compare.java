@@ -363,7 +363,7 @@ public final class Compare {
                     if (!measured && w == BenchWorkload.PARKED) continue;
                     if (measured && cpus > 1) {
                         double spread = VcpuSpeed.spread(VcpuSpeed.measure(cpus));
-                        if (!Double.isNaN(spread) && !(spread <= roundSpread)) roundSpread = spread;
+                        if (Double.isNaN(roundSpread) || spread > roundSpread) roundSpread = spread;
                     }
                     long n = w.n(o.quick), m = w.m(o.quick);
                     int p = w == BenchWorkload.GOSCHED ? 1 : o.procs;

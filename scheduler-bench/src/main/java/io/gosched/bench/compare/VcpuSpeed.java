@@ -3,7 +3,9 @@ package io.gosched.bench.compare;
 import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * How fast each vCPU runs during a round, which neither the load average nor the steal share
@@ -49,7 +51,7 @@ final class VcpuSpeed {
                 if (ps[i].exitValue() != 0) return null;
             }
             return seconds;
-        } catch (IOException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (IOException | ExecutionException | TimeoutException e) {
             return null;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
