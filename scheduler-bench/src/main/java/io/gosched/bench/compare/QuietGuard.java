@@ -1,5 +1,6 @@
 package io.gosched.bench.compare;
 
+import java.util.DoubleSummaryStatistics;
 import java.util.Locale;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
@@ -74,14 +75,10 @@ final class QuietGuard {
         String head = "- Host CPU steal (time the hypervisor gave this VM's vCPUs to other guests; the load average"
                 + " does not count it): ";
         if (Double.isNaN(overall)) return head + "unknown (no /proc/stat)\n";
-        double lo = Double.MAX_VALUE, hi = 0;
-        for (double d : perRound) {
-            if (Double.isNaN(d)) continue;
-            lo = Math.min(lo, d);
-            hi = Math.max(hi, d);
-        }
-        String rounds = lo == Double.MAX_VALUE ? ""
-                : String.format(Locale.ROOT, ", %.1f–%.1f%% per round", lo * 100, hi * 100);
+        DoubleSummaryStatistics r = perRound.stream().mapToDouble(Double::doubleValue)
+                .filter(d -> !Double.isNaN(d)).summaryStatistics();
+        String rounds = r.getCount() == 0 ? ""
+                : String.format(Locale.ROOT, ", %.1f–%.1f%% per round", r.getMin() * 100, r.getMax() * 100);
         return head + String.format(Locale.ROOT, "%.1f%% over the measured rounds%s%n", overall * 100, rounds);
     }
 

@@ -1,6 +1,8 @@
 package io.gosched.bench.compare;
 
 import java.io.IOException;
+import java.util.Arrays;
+import java.util.DoubleSummaryStatistics;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutionException;
@@ -66,13 +68,8 @@ final class VcpuSpeed {
     /** The slowest vCPU's time over the fastest's; NaN when unknown. */
     static double spread(double[] seconds) {
         if (seconds == null || seconds.length == 0) return Double.NaN;
-        double lo = Double.MAX_VALUE, hi = 0;
-        for (double s : seconds) {
-            if (!(s > 0)) return Double.NaN;
-            lo = Math.min(lo, s);
-            hi = Math.max(hi, s);
-        }
-        return hi / lo;
+        DoubleSummaryStatistics s = Arrays.stream(seconds).summaryStatistics();
+        return s.getMin() > 0 ? s.getMax() / s.getMin() : Double.NaN; // a NaN time makes the minimum NaN
     }
 
     /**
@@ -99,18 +96,12 @@ final class VcpuSpeed {
     }
 
     /** The rounds with a known spread, how many of them were uneven, and the least and most spread. */
-    private record Summary(int known, int uneven, double lo, double hi) {
+    private record Summary(long known, long uneven, double lo, double hi) {
         static Summary of(List<Double> perRound) {
-            int known = 0, uneven = 0;
-            double lo = Double.MAX_VALUE, hi = 0;
-            for (double d : perRound) {
-                if (Double.isNaN(d)) continue;
-                known++;
-                lo = Math.min(lo, d);
-                hi = Math.max(hi, d);
-                if (d > UNEVEN) uneven++;
-            }
-            return new Summary(known, uneven, lo, hi);
+            DoubleSummaryStatistics s = perRound.stream().mapToDouble(Double::doubleValue)
+                    .filter(d -> !Double.isNaN(d)).summaryStatistics();
+            long uneven = perRound.stream().filter(d -> d > UNEVEN).count();
+            return new Summary(s.getCount(), uneven, s.getMin(), s.getMax());
         }
     }
 }
