@@ -23,6 +23,18 @@ final class M extends Thread {
     /** See "Spinning and wakep" in Scheduler. Written only by this M. */
     boolean spinning;
     /**
+     * A goroutine runs on top of the frames of the partner that readied it, which is parking
+     * (Scheduler, "Direct hand-off"). Written and read only by this M's thread: by the host's
+     * frames around the nested run, and by the guest running on top, which steps out before a
+     * syscall or lockOSThread (Scheduler.leaveHost). Read racily by a waker readying the host.
+     */
+    boolean nested;
+    /**
+     * While nested: the guest readied its host, which waits under it for the guest's next park
+     * (see Scheduler.unburyHost). Written by this M's thread; read racily by thieves.
+     */
+    boolean hostReady;
+    /**
      * Whether the G findRunnable just returned inherits the time slice (it came from runnext).
      * This M's own: see "findRunnable's and stealWork's second results" in Scheduler.
      */
