@@ -33,6 +33,9 @@ public class VirtualThreadHandOff {
 
     public static void main(String[] a) throws Exception {
         String mode = a[0];
+        if (mode.equals("split") && "1".equals(System.getProperty("jdk.virtualThreadScheduler.parallelism"))) {
+            throw new IllegalArgumentException("split needs two carriers: its main thread waits for the partner on its own");
+        }
         int rounds = Integer.parseInt(a[1]);
         long n = Long.parseLong(a[2]);
         var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();

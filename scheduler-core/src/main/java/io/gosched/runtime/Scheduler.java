@@ -436,9 +436,10 @@ final class Scheduler {
             mp.hostReady = false;
         }
         mp.setCurg(gp);
-        if (!gp.tryCasgstatus(G.READIED, G.RUNNING)) {
+        if (gp.status() != G.READIED) {
             return false;
         }
+        gp.readiedToRunning();
         pp = mp.p;
         pp.count(P.C_SCHEDULES);
         recordRunnableLatency(pp, gp);

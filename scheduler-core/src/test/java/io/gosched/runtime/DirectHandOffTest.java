@@ -24,7 +24,10 @@ import org.junit.jupiter.api.Test;
  */
 class DirectHandOffTest {
 
-    /** Hand-offs run on top so far, all Ps of rt. */
+    /**
+     * Hand-offs run on top so far, all Ps of rt, the spares too: sysmon lends one when a
+     * goroutine seems to hog its P (a cold first freeze of thousands of frames can look so).
+     */
     private static long nested(GoRuntime rt) {
         Sched s = rt.sched();
         long n = 0;
@@ -32,6 +35,9 @@ class DirectHandOffTest {
             if (pp != null) {
                 n += pp.counter(P.C_NESTED);
             }
+        }
+        for (P pp : s.spares) {
+            n += pp.counter(P.C_NESTED);
         }
         return n;
     }
@@ -426,6 +432,98 @@ class DirectHandOffTest {
                 assertThat(ba.recv()).isEqualTo(101L); // unpinned, it parks and the partner replies
                 return null;
             });
+        }
+    }
+
+    /** Recurses depth frames deep, then runs body; returns depth. */
+    private static int recurse(int depth, GoTesting.Body body) throws Exception {
+        if (depth == 0) {
+            body.run();
+            return 0;
+        }
+        return recurse(depth - 1, body) + 1;
+    }
+
+    private static final jdk.internal.vm.ContinuationScope PROBE = new jdk.internal.vm.ContinuationScope("stack-probe");
+
+    /**
+     * How deep recurse can go in a continuation that then yields and runs on again (a park and
+     * a resume: the JDK's freeze of a deep stack recurses in native code too) on a platform
+     * thread of the JVM's stack size: the stack a goroutine alone had on an M before. A binary
+     * search, one fresh thread a try, with recurse compiled first, as the pair's will be.
+     */
+    private static int parkableDepthOfOneThreadStack() throws Exception {
+        for (int i = 0; i < 2_000; i++) {
+            recurse(200, () -> { });
+        }
+        int fits = 0;
+        int overflows = 1 << 20;
+        while (overflows - fits > 16) {
+            int d = (fits + overflows) >>> 1;
+            AtomicBoolean overflowed = new AtomicBoolean();
+            Thread t = new Thread(() -> {
+                jdk.internal.vm.Continuation c = new jdk.internal.vm.Continuation(PROBE, () -> {
+                    try {
+                        recurse(d, () -> jdk.internal.vm.Continuation.yield(PROBE));
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                try {
+                    c.run();
+                    c.run();
+                } catch (StackOverflowError e) {
+                    overflowed.set(true);
+                }
+            });
+            t.start();
+            t.join();
+            if (overflowed.get()) {
+                overflows = d;
+            } else {
+                fits = d;
+            }
+        }
+        return fits;
+    }
+
+    /**
+     * A goroutine on top runs on the rest of its host's thread stack: an M's stack is twice the
+     * JVM's thread stack, so a pair whose frames each take 90% of what a goroutine alone could
+     * park with on an M before (one thread stack) still passes the turn on top of each other.
+     * (With Ms of one thread stack this passed too: the JDK's first, slow freeze of a deep
+     * stack recurses in native code and so sets the calibrated budget far below what the
+     * frames alone take. The doubling is the margin for a guest whose freeze takes that slow
+     * path on top of a deep host; see M.STACK_SIZE.)
+     */
+    @Test
+    void aPairOfDeepGoroutinesStillRunsOnTopOfEachOther() throws Exception {
+        int depth = parkableDepthOfOneThreadStack() * 9 / 10;
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+            long before = nested(rt);
+            rt.run(() -> {
+                Chan<Long> ab = Chan.make();
+                Chan<Long> ba = Chan.make();
+                Go.go(() -> {
+                    try {
+                        recurse(depth, () -> {
+                            for (int i = 0; i < 100; i++) {
+                                ba.send(ab.recv() + 1);
+                            }
+                        });
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                recurse(depth, () -> {
+                    for (long i = 0; i < 100; i++) {
+                        ab.send(i);
+                        assertThat(ba.recv()).isEqualTo(i + 1);
+                    }
+                });
+                return null;
+            });
+            assertThat(nested(rt) - before).as("hand-offs run on top, %d frames deep each", depth).isGreaterThan(50);
         }
     }
 
