@@ -29,7 +29,7 @@ import org.springframework.web.bind.annotation.RestController;
  * goroutines cannot make one answer fill the heap.
  */
 @RestController
-@Tag(name = "debug", description = "Goroutine dumps and leaks")
+@Tag(name = "Debug", description = "Goroutine dumps and leaks")
 class GoroutineController {
 
     /** The most goroutines one answer carries; the rest are counted in total. */
@@ -69,7 +69,7 @@ class GoroutineController {
     }
 
     @GetMapping(path = "/api/v1/debug/goroutines", produces = {MediaType.APPLICATION_JSON_VALUE, MediaType.TEXT_PLAIN_VALUE})
-    @Operation(summary = "Every live goroutine: state, wait reason, waiting for, labels, stack, creator (Go: /debug/pprof/goroutine); "
+    @Operation(operationId = "listGoroutines", summary = "Every live goroutine: state, wait reason, waiting for, labels, stack, creator (Go: /debug/pprof/goroutine); "
             + "format=text answers Go's traceback text (debug=2)")
     @ApiResponse(responseCode = "200", description = "The dump", content = {
         @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(implementation = Dump.class)),
@@ -98,7 +98,7 @@ class GoroutineController {
     }
 
     @GetMapping(path = "/api/v1/debug/goroutines/leaked", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "Goroutines found leaked: blocked forever on a channel, select or sync object nobody can reach "
+    @Operation(operationId = "listLeakedGoroutines", summary = "Goroutines found leaked: blocked forever on a channel, select or sync object nobody can reach "
             + "(Go 1.26 goroutineleak); oldest first, the newest 10000 kept")
     @ApiResponse(responseCode = "200", description = "The leak reports (stacks are empty: the goroutines are gone)",
             useReturnTypeSchema = true)
@@ -108,7 +108,7 @@ class GoroutineController {
     }
 
     @GetMapping(path = "/api/v1/jobs/{id}/goroutines", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "The job's live goroutines on this node (label job=<id>) and those found leaked")
+    @Operation(operationId = "listJobGoroutines", summary = "The job's live goroutines on this node (label job=<id>) and those found leaked")
     @ApiResponse(responseCode = "200", description = "The job's goroutines", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "limit out of range (invalid-request)")
     JobGoroutines jobGoroutines(@PathVariable String id,

@@ -117,6 +117,7 @@ public final class JobService {
     public record Submitted(JobView job, boolean replayed) {}
 
     /** A page of jobs, newest first. */
+    @io.swagger.v3.oas.annotations.media.Schema(name = "JobPage")
     public record Page(List<JobView> items, int page, int size, long total) {}
 
     // ---------------------------------------------------------------- submission

@@ -34,6 +34,7 @@ public record JobView(String id, JobState state, String name, String template, i
     public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
 
     /** The result of a succeeded job. */
+    @Schema(name = "JobResult")
     public record Result(@JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lastReceived) {}
 
     /**
@@ -46,5 +47,6 @@ public record JobView(String id, JobState state, String name, String template, i
      * @param pointer  the failing step's JSON pointer into the workload, "" for the job as a whole
      * @param detail   what happened, for people
      */
+    @Schema(name = "JobError")
     public record Error(String reason, String pointer, String detail) {}
 }

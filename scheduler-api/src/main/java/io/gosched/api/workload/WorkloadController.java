@@ -13,7 +13,7 @@ import org.springframework.web.bind.annotation.RestController;
 /** The DSL's vocabulary and the named templates, for clients building a job. */
 @RestController
 @RequestMapping("/api/v1/workloads")
-@Tag(name = "workloads", description = "Named workload templates and the DSL's ops")
+@Tag(name = "Workloads", description = "Named workload templates and the DSL's ops")
 class WorkloadController {
 
     /** GET /api/v1/workloads: the templates with their parameters, and the DSL's ops and limits. */
@@ -28,7 +28,7 @@ class WorkloadController {
     }
 
     @GetMapping
-    @Operation(summary = "Templates (submit with {\"template\": name, \"params\": {...}}), DSL ops and limits")
+    @Operation(operationId = "listWorkloads", summary = "Templates (submit with {\"template\": name, \"params\": {...}}), DSL ops and limits")
     Catalogue list() {
         var l = parser.limits();
         return new Catalogue(templates.list(), WorkloadParser.OPS, Map.of(
