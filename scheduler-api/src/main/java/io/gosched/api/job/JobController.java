@@ -61,8 +61,9 @@ class JobController {
     record Retry(@Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "1") int maxAttempts,
             @Schema(minimum = "0") Long backoffMs, @Schema(minimum = "1", maximum = "10") Double multiplier) {}
 
-    /** The answer of GET .../result. */
+    /** The answer of GET .../result: result and error as in the job's view, absent when there is none. */
     @Schema(name = "JobResultView")
+    @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
     record ResultView(String id, JobState state, JobView.Result result, JobView.Error error) {}
 
     private final JobService jobs;
