@@ -73,7 +73,11 @@ class ChannelController {
 
     @GetMapping
     @Operation(operationId = "listChannels", summary = "List channels with len, cap, closed and waiting senders and receivers; in cluster mode every node's, each with its home node")
-    Mono<List<ChannelService.ChannelView>> list() {
+    @ApiResponse(responseCode = "200", description = "Every channel", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "422", description = "A query parameter: this operation takes none (invalid-request)")
+    Mono<List<ChannelService.ChannelView>> list(@io.swagger.v3.oas.annotations.Parameter(hidden = true)
+            org.springframework.web.server.ServerWebExchange exchange) {
+        io.gosched.api.error.QueryParameters.only(exchange, List.of());
         return channels.listAll();
     }
 

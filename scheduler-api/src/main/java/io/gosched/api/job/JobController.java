@@ -5,7 +5,11 @@ import java.net.URI;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+
+import io.gosched.api.error.QueryParameters;
+import io.swagger.v3.oas.annotations.Parameter;
 
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
@@ -28,6 +32,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Jobs over HTTP. The body of POST is read as a JSON tree and validated by hand (JobSpecParser)
@@ -91,14 +96,28 @@ class JobController {
         return b.body(s.job());
     }
 
+    static final List<String> LIST_PARAMETERS = List.of("state", "template", "name", "submittedAfter", "submittedBefore", "page", "size");
+
     @GetMapping
-    @Operation(operationId = "listJobs", summary = "List jobs, newest first; filter by state (queued, running, succeeded, failed, cancelled, timed_out)")
-    @ApiResponse(responseCode = "200", description = "A page of jobs", useReturnTypeSchema = true)
-    @ApiResponse(responseCode = "422", description = "state, page or size out of range (invalid-request)")
-    JobService.Page list(@RequestParam(required = false) JobState state,
-            @RequestParam(defaultValue = "0") @Min(0) @Max(1_000_000) int page,
-            @RequestParam(defaultValue = "50") @Min(1) @Max(500) int size) {
-        return jobs.list(state, page, size);
+    @Operation(operationId = "listJobs", summary = "List jobs, newest first; filter by state, template, name and submission time")
+    @ApiResponse(responseCode = "200", description = "A page of the jobs that match every filter given; total counts them all",
+            useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "422", description = "state, page or size out of range, or a parameter this operation does not "
+            + "read (invalid-request: parameter and allowed name it)")
+    JobService.Page list(
+            @Parameter(description = "only jobs in this state") @RequestParam(required = false) JobState state,
+            @Parameter(description = "only jobs made from this template (GET /api/v1/workloads)") @RequestParam(required = false)
+            String template,
+            @Parameter(description = "only jobs submitted with this name") @RequestParam(required = false) String name,
+            @Parameter(description = "only jobs submitted at or after this instant (RFC 3339, e.g. 2026-01-02T03:04:05Z)")
+            @RequestParam(required = false) Instant submittedAfter,
+            @Parameter(description = "only jobs submitted before this instant (RFC 3339)") @RequestParam(required = false)
+            Instant submittedBefore,
+            @Parameter(description = "the page, from 0") @RequestParam(defaultValue = "0") @Min(0) @Max(1_000_000) int page,
+            @Parameter(description = "jobs per page") @RequestParam(defaultValue = "50") @Min(1) @Max(500) int size,
+            @Parameter(hidden = true) ServerWebExchange exchange) {
+        QueryParameters.only(exchange, LIST_PARAMETERS);
+        return jobs.list(new JobService.Filter(state, template, name, submittedAfter, submittedBefore), page, size);
     }
 
     @GetMapping("/{id}")

@@ -1622,9 +1622,9 @@ final class JobEngine {
         return view(findSummary(id).value());
     }
 
-    JobService.Page list(JobState state, int page, int size) {
+    JobService.Page list(java.util.function.Predicate<JobView> filter, int page, int size) {
         Map<String, Integer> leaks = leaksByJob(); // once for the page, not once per job
-        List<JobView> all = store.list().stream().map(v -> view(v.value(), leaks)).filter(v -> state == null || v.state() == state)
+        List<JobView> all = store.list().stream().map(v -> view(v.value(), leaks)).filter(filter)
                 .sorted(Comparator.comparing(JobView::submittedAt).reversed().thenComparing(JobView::id)).toList();
         int from = (int) Math.min((long) page * size, all.size());
         return new JobService.Page(all.subList(from, Math.min(from + size, all.size())), page, size, all.size());

@@ -29,7 +29,11 @@ class WorkloadController {
 
     @GetMapping
     @Operation(operationId = "listWorkloads", summary = "Templates (submit with {\"template\": name, \"params\": {...}}), DSL ops and limits")
-    Catalogue list() {
+    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "200", description = "The catalogue", useReturnTypeSchema = true)
+    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "422",
+            description = "A query parameter: this operation takes none (invalid-request)")
+    Catalogue list(@io.swagger.v3.oas.annotations.Parameter(hidden = true) org.springframework.web.server.ServerWebExchange exchange) {
+        io.gosched.api.error.QueryParameters.only(exchange, List.of());
         var l = parser.limits();
         return new Catalogue(templates.list(), WorkloadParser.OPS, Map.of(
                 "maxDepth", l.maxDepth(), "maxSteps", l.maxSteps(), "maxGoroutinesPerJob", l.maxGoroutinesPerJob(),

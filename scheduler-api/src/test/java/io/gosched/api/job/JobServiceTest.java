@@ -162,7 +162,7 @@ class JobServiceTest extends JobServiceFixture {
         assertThat(jobs.get(id).state()).as("exactly max-age old: kept").isEqualTo(JobState.SUCCEEDED);
         assertThat(jobs.idempotencyKeys()).isEqualTo(1);
         clock.advance(Duration.ofMillis(1));
-        assertThat(jobs.list(null, 0, 10).total()).isZero();
+        assertThat(jobs.list((JobState) null, 0, 10).total()).isZero();
         assertThatThrownBy(() -> jobs.get(id)).isInstanceOfSatisfying(ApiProblem.class,
                 p -> assertThat(p.getStatusCode().value()).isEqualTo(404));
         assertThat(jobs.idempotencyKeys()).isZero();

@@ -53,7 +53,10 @@ class FlightController {
     @ApiResponse(responseCode = "200", description = "snapshots (id, reason, detail, takenAt, events, complete, href of each) "
             + "and suppressed (how many were not kept)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "404", description = "The flight recorder is off (gosched.trace.flight.enabled=false)")
-    Map<String, Object> snapshots() {
+    @ApiResponse(responseCode = "422", description = "A query parameter: this operation takes none (invalid-request)")
+    Map<String, Object> snapshots(@io.swagger.v3.oas.annotations.Parameter(hidden = true)
+            org.springframework.web.server.ServerWebExchange exchange) {
+        io.gosched.api.error.QueryParameters.only(exchange, List.of());
         if (!flight.enabled()) {
             throw off();
         }
