@@ -1,0 +1,121 @@
+package io.gosched.web.page;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.Select;
+import org.springframework.boot.test.context.SpringBootTest;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The live page's jobs and goroutines with a token set, in Chromium: every link and action sends
+ * the token (none opens a 401): a job's cancel and retry buttons, its detail view (state, attempts,
+ * result, its goroutines), the full goroutine dump, the jobs filter; links are readable on the dark
+ * panels; the header's goroutine count agrees with the goroutine table's.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "gosched.api.token=" + LivePageJobsBrowserTest.TOKEN)
+class LivePageJobsBrowserTest extends LivePageSession {
+
+    static final String TOKEN = "page-jobs-token-0123456789";
+
+    @Test
+    void jobsCanBeFilteredOpenedCancelledAndRetriedWithATokenSet() throws Exception {
+        String sleeper = submit("{\"name\":\"sleeper\",\"workload\":{\"steps\":[{\"op\":\"spawn\",\"count\":3,"
+                + "\"steps\":[{\"op\":\"sleep\",\"ms\":120000}]},{\"op\":\"wait\"}]}}");
+        String failing = submit("{\"name\":\"failing\",\"workload\":{\"channels\":[{\"name\":\"c\"}],\"steps\":"
+                + "[{\"op\":\"close\",\"channel\":\"c\"},{\"op\":\"close\",\"channel\":\"c\"}]}}");
+        openLivePage();
+        wait.until(d -> d.findElement(By.id("token")).isDisplayed());
+        driver.findElement(By.id("token")).sendKeys(TOKEN, Keys.ENTER);
+        wait.until(d -> d.findElement(By.id("conn")).getText().equals("live"));
+
+        // The row of the running job has a cancel button; its link opens the detail, with its goroutines.
+        wait.until(d -> state(sleeper).equals("running"));
+        assertThat(row(sleeper).findElements(By.cssSelector("button[data-cancel]"))).hasSize(1);
+        row(sleeper).findElement(By.cssSelector("a[data-job-link]")).click();
+        wait.until(d -> d.findElement(By.id("detail")).isDisplayed()
+                && d.findElements(By.cssSelector("#job-goroutines tbody tr")).size() == 4);
+        assertThat(driver.findElement(By.id("detail-title")).getText()).isEqualTo("job " + sleeper);
+        assertThat(driver.findElement(By.id("job-fields")).getText()).contains("state running").contains("attempt 1 / 1");
+        for (WebElement reason : driver.findElements(By.cssSelector("#job-goroutines tbody tr td:nth-child(3)"))) {
+            assertThat(reason.getText()).as("a blocked goroutine's wait reason").isNotBlank();
+        }
+
+        // Links are readable: not the browser's default blue, and at least 4.5:1 against the panel.
+        WebElement link = row(sleeper).findElement(By.cssSelector("a[data-job-link]"));
+        String colour = link.getCssValue("color");
+        assertThat(colour).isNotEqualTo("rgba(0, 0, 238, 1)");
+        String panel = driver.findElement(By.cssSelector("section.panel")).getCssValue("background-color");
+        assertThat(contrast(colour, panel)).as("contrast of %s on %s", colour, panel).isGreaterThanOrEqualTo(4.5);
+
+        // The header's count and the table's describe the same goroutines: 4 of the sleeper, nothing else runs.
+        wait.until(d -> d.findElement(By.id("goroutines")).getText().equals("4")
+                && d.findElement(By.id("goroutines-total")).getText().equals("4"));
+        assertThat(driver.findElements(By.cssSelector("#goroutine-table tbody tr"))).hasSize(4);
+
+        // Cancel from the detail; the row gets a retry button; retry runs it again as attempt 2.
+        driver.findElement(By.cssSelector("#detail button[data-cancel]")).click();
+        wait.until(d -> state(sleeper).equals("cancelled"));
+        wait.until(d -> !d.findElements(By.cssSelector("#job-attempts tbody tr")).isEmpty());
+        assertThat(driver.findElement(By.cssSelector("#job-attempts tbody tr")).getText()).startsWith("1 cancelled");
+        row(sleeper).findElement(By.cssSelector("button[data-retry]")).click();
+        wait.until(d -> state(sleeper).equals("running") && row(sleeper).getText().contains("2 / 2"));
+
+        // The full dump, fetched with the token and shown in the page.
+        driver.findElement(By.id("goroutine-dump")).click();
+        wait.until(d -> d.findElement(By.id("detail-title")).getText().equals("goroutine dump")
+                && d.findElement(By.id("dump-text")).getText().contains("goroutine "));
+
+        // The filter: failed jobs only.
+        new Select(driver.findElement(By.id("job-state-filter"))).selectByValue("failed");
+        wait.until(d -> {
+            List<WebElement> rows = d.findElements(By.cssSelector("#jobs tbody tr"));
+            return rows.size() == 1 && rows.getFirst().getAttribute("data-job").equals(failing);
+        });
+        assertThat(row(failing).findElements(By.cssSelector("button[data-retry]"))).hasSize(1);
+        Chromium.screenshot(driver, "live-page-jobs.png");
+    }
+
+    private WebElement row(String id) {
+        return driver.findElement(By.cssSelector("#jobs tbody tr[data-job='" + id + "']"));
+    }
+
+    private String state(String id) {
+        List<WebElement> rows = driver.findElements(By.cssSelector("#jobs tbody tr[data-job='" + id + "'] td.state"));
+        return rows.isEmpty() ? "" : rows.getFirst().getText();
+    }
+
+    private String submit(String body) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/jobs"))
+                .header("Content-Type", "application/json").header("Authorization", "Bearer " + TOKEN)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+        return JsonMapper.builder().build().readTree(r.body()).get("id").asString();
+    }
+
+    /** WCAG contrast ratio of two CSS colours "rgb(a)(r, g, b[, a])". */
+    static double contrast(String a, String b) {
+        double la = luminance(a);
+        double lb = luminance(b);
+        return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+    }
+
+    private static double luminance(String css) {
+        String[] p = css.replaceAll("[^0-9.,]", "").split(",");
+        double[] c = new double[3];
+        for (int i = 0; i < 3; i++) {
+            double v = Double.parseDouble(p[i]) / 255;
+            c[i] = v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+        }
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    }
+}
