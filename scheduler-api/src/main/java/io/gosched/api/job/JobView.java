@@ -44,6 +44,7 @@ public record JobView(String id, JobState state, String name, String template, i
      *                 node stopped answering before it ended)
      */
     @Schema(name = "JobAttempt")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record AttemptView(int number, String node, Instant startedAt, Instant finishedAt, Long durationMs,
             @Schema(allowableValues = {"succeeded", "failed", "timed_out", "cancelled", "lost"}) String outcome, Error error) {}
 
