@@ -150,6 +150,8 @@ abstract class ReadmeContract {
             assertThat(wrong).as("calls whose request or answer the served document does not describe (Prism's log: %s)",
                     tail(prism.log())).isEmpty();
             assertThat(uncalled(service, c.answers)).as("operations of the document no call reached with a 2xx").isEmpty();
+            assertThat(securityMismatches(service)).as("operations whose declared security is not what the service asked of these calls")
+                    .isEmpty();
         }
     }
 
@@ -219,6 +221,34 @@ abstract class ReadmeContract {
             }
         }
         return missing;
+    }
+
+    /**
+     * Prism's proxy does not check credentials, so the security the document declares is held to the
+     * service here: open, the calls above succeeded with none, so no operation may ask for any; with a
+     * token, every operation must ask for it, and the service must refuse a call without it (401).
+     */
+    private List<String> securityMismatches(URI service) throws Exception {
+        HttpResponse<String> doc = HttpClient.newHttpClient().send(HttpRequest.newBuilder(service.resolve("/v3/api-docs")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        JsonNode paths = JSON.readTree(doc.body()).get("paths");
+        List<String> wrong = new ArrayList<>();
+        for (String path : paths.propertyNames()) {
+            for (String method : paths.get(path).propertyNames()) {
+                JsonNode op = paths.get(path).get(method);
+                boolean declared = !op.path("security").isEmpty();
+                if (declared != (token() != null)) {
+                    wrong.add(method + " " + path + " declares " + op.path("security"));
+                }
+            }
+        }
+        if (token() != null) {
+            int status = new Caller(service, null).call("GET", "/api/v1/jobs", null).status();
+            if (status != 401) {
+                wrong.add("GET /api/v1/jobs without the token answered " + status + ", not 401");
+            }
+        }
+        return wrong;
     }
 
     private static String tail(String log) {
