@@ -73,6 +73,8 @@ public final class OpenApiDocument implements OpenApiCustomizer {
             new Common("404", "NotFound", "No such resource (not-found)"),
             new Common("406", "NotAcceptable", "The Accept header names no media type this operation produces"),
             new Common("414", "UriTooLong", "The request line is longer than the server reads (uri-too-long)"),
+            new Common("431", "HeaderFieldsTooLarge", "The header fields are larger than the server reads "
+                    + "(request-header-fields-too-large)"),
             new Common("413", "ContentTooLarge", "The body is larger than gosched.api.limits.max-body-bytes (payload-too-large)"),
             new Common("415", "UnsupportedMediaType", "The body is not application/json"),
             new Common("422", "UnprocessableContent", "The request is well-formed but invalid (invalid-request); errors names "
