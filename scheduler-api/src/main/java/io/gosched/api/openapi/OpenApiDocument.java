@@ -40,15 +40,16 @@ import org.springframework.http.HttpMethod;
 
 /**
  * What the served OpenAPI document says beyond what springdoc reads off the controllers: the
- * security schemes (the static bearer token and OAuth2 with the {@link ApiScope}s), each
- * operation's requirement taken from {@link AccessRules} (the table the filter chain enforces,
- * so the two cannot disagree), and every error an operation can answer, each as
- * {@code application/problem+json} with one {@code Problem} schema.
+ * security scheme of the configured {@link SecurityMode} (none when open, the static bearer token,
+ * or OAuth2 with the {@link ApiScope}s), each operation's requirement taken from {@link AccessRules}
+ * (the table the filter chain enforces, so the two cannot disagree), every error an operation can
+ * answer, each as {@code application/problem+json} with one {@code Problem} schema, and the schema
+ * corrections of {@link JsonSchemas} (any-JSON values, nulls, SSE, no framework type names).
  *
  * <p>Errors every operation can give are added here: 400 (malformed request, a URL the firewall
- * refuses), 401 and 403 where credentials are needed, 404 where the path names a resource, 406,
- * 413, 415 and 422 where there is a body, 500, and 503 (shutting down, or the identity provider
- * out of reach). Errors particular to one operation (409, 429, ...) are declared on its
+ * refuses), 401 and 403 where credentials are needed (never when open), 404 where the path names a
+ * resource, 406, 413, 415 and 422 where there is a body, 414 and 431 (Netty's limits), 500, and
+ * 503 (shutting down, or the identity provider out of reach). Errors particular to one operation (409, 429, ...) are declared on its
  * controller method with {@code @ApiResponse}; this class gives them the problem body.
  */
 public final class OpenApiDocument implements OpenApiCustomizer {
