@@ -269,10 +269,10 @@ async function loadJobs() {
     const page = await r.json();
     $('jobs-status').textContent = '';
     $('jobs-total').textContent = `${fmt(page.total)} in all`;
-    $('jobs').querySelector('tbody').innerHTML = (page.items || []).map((j) => `<tr data-job="${esc(j.id)}">
+    setHtml($('jobs').querySelector('tbody'), (page.items || []).map((j) => `<tr data-job="${esc(j.id)}">
       <td><a href="#job/${esc(j.id)}" data-job-link="${esc(j.id)}">${esc(j.id)}</a></td><td>${esc(j.template || j.name || '')}</td>
       <td class="state ${esc(j.state)}">${esc(j.state)}</td><td>${j.attempt} / ${j.maxAttempts}</td>
-      <td>${j.counters ? fmt(j.counters.goroutinesSpawned) : ''}</td><td>${j.durationMs ?? ''}</td><td>${jobActions(j)}</td></tr>`).join('');
+      <td>${j.counters ? fmt(j.counters.goroutinesSpawned) : ''}</td><td>${j.durationMs ?? ''}</td><td>${jobActions(j)}</td></tr>`).join(''));
   } catch (e) { /* the next poll retries */ }
 }
 
@@ -290,9 +290,17 @@ async function jobAction(id, action) {
 
 let detailJob = null;
 
+/** Replaces el's content only when it changed: a poll that finds nothing new leaves the rows (and a pressed button) alone. */
+function setHtml(el, html) {
+  if (el.dataset.html !== html) {
+    el.innerHTML = html;
+    el.dataset.html = html;
+  }
+}
+
 function openDetail(title, html) {
   $('detail-title').textContent = title;
-  $('detail-body').innerHTML = html;
+  setHtml($('detail-body'), html);
   $('detail').hidden = false;
 }
 
@@ -377,14 +385,14 @@ async function loadGoroutines() {
     $('goroutines-total').textContent = fmt(d.total);
     $('goroutines-leaked').textContent = fmt(d.leakedTotal);
     $('goroutines-at').textContent = 'as of ' + new Date().toLocaleTimeString('en-GB');
-    $('goroutine-table').querySelector('tbody').innerHTML = d.goroutines.map((g) => {
+    setHtml($('goroutine-table').querySelector('tbody'), d.goroutines.map((g) => {
       const labels = Object.entries(g.labels || {}).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(' ');
       const job = g.labels && g.labels.job
         ? ` <a href="#job/${esc(g.labels.job)}" data-job-link="${esc(g.labels.job)}">job</a>` : '';
       const by = g.createdBy ? `${esc(g.createdBy.function)} (${esc(g.createdBy.file)}:${g.createdBy.line})` : '';
       return `<tr data-goid="${g.id}"><td>${g.id}</td><td class="state ${esc(g.state)}">${esc(g.state)}</td>
         <td>${esc(g.waitReason)}</td><td>${fmtWait(g.waitingForMs)}</td><td>${labels}${job}</td><td>${by}</td></tr>`;
-    }).join('');
+    }).join(''));
   } catch (e) { /* the next poll retries */ }
 }
 

@@ -61,7 +61,7 @@ public final class JavaClientFlows {
         check(dslDone.getCounters().getGoroutinesSpawned() >= 100, "the DSL job spawned its 100 goroutines: " + dslDone.getCounters());
         done.add("DSL job " + dsl.getId() + " " + dslResult.getState() + ", spawned " + dslDone.getCounters().getGoroutinesSpawned());
 
-        JobPage page = jobs.listJobs("succeeded", 0, 50);
+        JobPage page = jobs.listJobs("succeeded", null, null, null, null, 0, 50);
         check(page.getItems().stream().anyMatch(j -> j.getId().equals(dsl.getId())), "listJobs(succeeded) holds the DSL job");
         done.add("listJobs: " + page.getItems().size() + " succeeded");
 

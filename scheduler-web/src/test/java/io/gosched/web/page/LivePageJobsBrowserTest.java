@@ -6,11 +6,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
-import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
 import org.springframework.boot.test.context.SpringBootTest;
 import tools.jackson.databind.json.JsonMapper;
@@ -40,19 +38,16 @@ class LivePageJobsBrowserTest extends LivePageSession {
 
         // The row of the running job has a cancel button; its link opens the detail, with its goroutines.
         wait.until(d -> state(sleeper).equals("running"));
-        assertThat(row(sleeper).findElements(By.cssSelector("button[data-cancel]"))).hasSize(1);
-        row(sleeper).findElement(By.cssSelector("a[data-job-link]")).click();
-        wait.until(d -> d.findElement(By.id("detail")).isDisplayed()
-                && d.findElements(By.cssSelector("#job-goroutines tbody tr")).size() == 4);
-        assertThat(driver.findElement(By.id("detail-title")).getText()).isEqualTo("job " + sleeper);
-        assertThat(driver.findElement(By.id("job-fields")).getText()).contains("state running").contains("attempt 1 / 1");
-        for (WebElement reason : driver.findElements(By.cssSelector("#job-goroutines tbody tr td:nth-child(3)"))) {
-            assertThat(reason.getText()).as("a blocked goroutine's wait reason").isNotBlank();
-        }
+        assertThat(text("#jobs tbody tr[data-job='" + sleeper + "'] button[data-cancel]")).isEqualTo("cancel");
+        click("#jobs tbody tr[data-job='" + sleeper + "'] a[data-job-link]");
+        wait.until(d -> d.findElement(By.id("detail")).isDisplayed() && count("#job-goroutines tbody tr") == 4);
+        assertThat(text("#detail-title")).isEqualTo("job " + sleeper);
+        assertThat(text("#job-fields")).contains("state running").contains("attempt 1 / 1");
+        assertThat(text("#job-goroutines tbody")).as("each blocked goroutine's wait reason").contains("sync.WaitGroup.Wait");
 
         // Links are readable: not the browser's default blue, and at least 4.5:1 against the panel.
-        WebElement link = row(sleeper).findElement(By.cssSelector("a[data-job-link]"));
-        String colour = link.getCssValue("color");
+        String colour = (String) driver.executeScript("return getComputedStyle(document.querySelector("
+                + "\"#jobs tbody a[data-job-link]\")).color;");
         assertThat(colour).isNotEqualTo("rgba(0, 0, 238, 1)");
         String panel = driver.findElement(By.cssSelector("section.panel")).getCssValue("background-color");
         assertThat(contrast(colour, panel)).as("contrast of %s on %s", colour, panel).isGreaterThanOrEqualTo(4.5);
@@ -60,20 +55,19 @@ class LivePageJobsBrowserTest extends LivePageSession {
         // The header's count and the table's describe the same goroutines: 4 of the sleeper, nothing else runs.
         wait.until(d -> d.findElement(By.id("goroutines")).getText().equals("4")
                 && d.findElement(By.id("goroutines-total")).getText().equals("4"));
-        assertThat(driver.findElements(By.cssSelector("#goroutine-table tbody tr"))).hasSize(4);
+        assertThat(count("#goroutine-table tbody tr")).isEqualTo(4);
 
         // Cancel from the detail; the row gets a retry button; retry runs it again as attempt 2.
-        driver.findElement(By.cssSelector("#detail button[data-cancel]")).click();
+        click("#detail button[data-cancel]");
         wait.until(d -> state(sleeper).equals("cancelled"));
-        wait.until(d -> !d.findElements(By.cssSelector("#job-attempts tbody tr")).isEmpty());
-        assertThat(driver.findElement(By.cssSelector("#job-attempts tbody tr")).getText()).startsWith("1 cancelled");
-        row(sleeper).findElement(By.cssSelector("button[data-retry]")).click();
-        wait.until(d -> state(sleeper).equals("running") && row(sleeper).getText().contains("2 / 2"));
+        wait.until(d -> count("#job-attempts tbody tr") == 1);
+        assertThat(text("#job-attempts tbody tr")).startsWith("1 cancelled");
+        click("#jobs tbody tr[data-job='" + sleeper + "'] button[data-retry]");
+        wait.until(d -> state(sleeper).equals("running") && text("#jobs tbody tr[data-job='" + sleeper + "']").contains("2 / 2"));
 
         // The full dump, fetched with the token and shown in the page.
-        driver.findElement(By.id("goroutine-dump")).click();
-        wait.until(d -> d.findElement(By.id("detail-title")).getText().equals("goroutine dump")
-                && d.findElement(By.id("dump-text")).getText().contains("goroutine "));
+        click("#goroutine-dump");
+        wait.until(d -> text("#detail-title").equals("goroutine dump") && text("#dump-text").contains("goroutine "));
 
         // The filter: failed jobs only.
         new Select(driver.findElement(By.id("job-state-filter"))).selectByValue("failed");
@@ -83,13 +77,25 @@ class LivePageJobsBrowserTest extends LivePageSession {
         Chromium.screenshot(driver, "live-page-jobs.png");
     }
 
-    private WebElement row(String id) {
-        return driver.findElement(By.cssSelector("#jobs tbody tr[data-job='" + id + "']"));
-    }
+    // The page redraws its tables as polls bring changes: read them in one script each (an element
+    // found by one call may be gone at the next), and click what a selector finds at that moment.
 
     private String state(String id) {
-        List<WebElement> rows = driver.findElements(By.cssSelector("#jobs tbody tr[data-job='" + id + "'] td.state"));
-        return rows.isEmpty() ? "" : rows.getFirst().getText();
+        return text("#jobs tbody tr[data-job='" + id + "'] td.state");
+    }
+
+    private String text(String css) {
+        Object t = driver.executeScript("const e = document.querySelector(arguments[0]); return e ? e.innerText.replace(/\\s+/g, ' ').trim() : '';", css);
+        return t == null ? "" : t.toString();
+    }
+
+    private long count(String css) {
+        return (Long) driver.executeScript("return document.querySelectorAll(arguments[0]).length;", css);
+    }
+
+    private void click(String css) {
+        wait.until(d -> Boolean.TRUE.equals(driver.executeScript(
+                "const e = document.querySelector(arguments[0]); if (!e) return false; e.click(); return true;", css)));
     }
 
     private String submit(String body) throws Exception {
