@@ -180,20 +180,19 @@ public final class OpenApiDocument implements OpenApiCustomizer {
     }
 
     /**
-     * The requirement in a mode with credentials: none for public reads; else the static token
-     * (which holds every scope), or a JWT with one of the ways of holding the scopes needed.
+     * The requirement in a mode with credentials: none for public reads; else the mode's scheme
+     * with one of the ways of holding the scopes needed: the static token (which holds every scope;
+     * OpenAPI 3.1 lets a bearer requirement name them too, so a reader sees what the call needs) or a
+     * JWT.
      */
     static List<SecurityRequirement> requirements(AccessRules.Access access, SecurityMode mode) {
         List<SecurityRequirement> out = new ArrayList<>();
-        if (mode == SecurityMode.STATIC_TOKEN && access.kind() != AccessRules.Access.Kind.PUBLIC) {
-            out.add(new SecurityRequirement().addList(BEARER_SCHEME));
-            return out;
-        }
+        String scheme = mode == SecurityMode.STATIC_TOKEN ? BEARER_SCHEME : OAUTH2_SCHEME;
         switch (access.kind()) {
             case PUBLIC -> {
                 // An empty list: this operation needs no credentials.
             }
-            case AUTHENTICATED -> out.add(new SecurityRequirement().addList(OAUTH2_SCHEME));
+            case AUTHENTICATED -> out.add(new SecurityRequirement().addList(scheme));
             case SCOPE -> {
                 // OpenAPI lists alternatives, each with every scope it needs: one per way of taking
                 // a scope from every set of the access.
@@ -211,7 +210,7 @@ public final class OpenApiDocument implements OpenApiCustomizer {
                     }
                     ways = next;
                 }
-                ways.stream().distinct().forEach(way -> out.add(new SecurityRequirement().addList(OAUTH2_SCHEME, way)));
+                ways.stream().distinct().forEach(way -> out.add(new SecurityRequirement().addList(scheme, way)));
             }
         }
         return out;

@@ -20,7 +20,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The names generated clients are built from are a contract: every operation's operationId, the
  * seven tags, no schema named after a framework type; and the security the document declares is
- * the configured mode's: none when open, the bearer token with a static token.
+ * the configured mode's: none when open, the bearer token (with the scopes each call needs) with a
+ * static token.
  */
 class OpenApiNamesTest {
 
@@ -81,9 +82,16 @@ class OpenApiNamesTest {
             JsonNode doc = document(port);
             assertThat(doc.path("components").path("securitySchemes").propertyNames()).containsExactly("bearerToken");
             for (JsonNode op : operations(doc)) {
-                assertThat(op.path("security").toString()).as(op.path("operationId").asString()).isEqualTo("[{\"bearerToken\":[]}]");
+                String id = op.path("operationId").asString();
+                assertThat(op.path("security")).as(id).isNotEmpty().allSatisfy(requirement ->
+                        assertThat(requirement.propertyNames()).as(id).containsExactly("bearerToken"));
                 assertThat(op.path("responses").has("401")).isTrue();
             }
+            // With the scopes each needs: what a JWT would have to hold (the static token holds them all).
+            JsonNode submit = doc.path("paths").path("/api/v1/jobs").path("post").path("security");
+            assertThat(submit.toString()).isEqualTo("[{\"bearerToken\":[\"jobs:write\"]}]");
+            assertThat(doc.path("paths").path("/api/v1/channels/{name}/send").path("post").path("security").toString())
+                    .isEqualTo("[{\"bearerToken\":[\"channels:write\"]}]");
         }
     }
 }
