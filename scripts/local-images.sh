@@ -9,6 +9,9 @@
 #   scripts/local-images.sh --env-file FILE   # ... and writes it as KEY=value lines (for
 #                                             #     `docker-compose --env-file FILE`, or `set -a; . FILE`)
 #   scripts/local-images.sh --force           # rebuilds everything
+#   scripts/local-images.sh --names-only ...  # only prints (or writes) the variables, builds nothing
+#                                             #     (CI sets them before the images exist, builds them
+#                                             #     beside the first tests, and the container tests wait)
 #
 # What it needs on the machine: a Docker engine (DOCKER_HOST), debootstrap and a Debian mirror
 # (the one apt uses, or GOSCHED_DEBIAN_MIRROR), a JDK 25 (JAVA_HOME, or Temurin 25 under /usr/lib/jvm),
@@ -23,6 +26,7 @@
 #   GOSCHED_IMAGE             gosched:local                     the project's Dockerfile on the JDK and the base
 #   TESTCONTAINERS_TINYIMAGE_CONTAINER_IMAGE                    the base, for Testcontainers' own helper (its
 #                                                               default, alpine, is fetched from a registry)
+#   TESTCONTAINERS_RYUK_DISABLED=true                           Ryuk's image comes from a registry too
 #
 # Machine-specific CA certificates (a proxy that re-signs HTTPS, as on CI) go into the base from
 # GOSCHED_EXTRA_CA_DIR (default /usr/local/share/ca-certificates); the base carries a label with
@@ -31,19 +35,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 force=false
+names_only=false
 env_file=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=true ;;
+    --names-only) names_only=true ;;
     --env-file) env_file="$2"; shift ;;
-    *) echo "usage: $0 [--force] [--env-file FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--force] [--names-only] [--env-file FILE]" >&2; exit 2 ;;
   esac
   shift
 done
 
 # Debian's docker client (20.10, with BuildKit built in) before a client-only docker elsewhere.
 export PATH="/usr/bin:/usr/sbin:$PATH"
-docker info > /dev/null 2>&1 || { echo "no Docker engine answers at ${DOCKER_HOST:-the default socket}" >&2; exit 2; }
 
 base="${GOSCHED_BASE_IMAGE:-gosched-local/debian:bookworm}"
 jdk="${GOSCHED_JDK_IMAGE:-gosched-local/jdk:25}"
@@ -158,6 +163,28 @@ build_jdk() {
   rm -rf "$ctx"
 }
 
+emit_env() {
+  local vars="GOSCHED_BASE_IMAGE=$base
+GOSCHED_JDK_IMAGE=$jdk
+GOSCHED_NATS_IMAGE=$nats
+GOSCHED_PROMETHEUS_IMAGE=$prometheus
+GOSCHED_LOADTEST_IMAGE=$loadtest
+GOSCHED_IMAGE=$app
+TESTCONTAINERS_TINYIMAGE_CONTAINER_IMAGE=$base
+TESTCONTAINERS_RYUK_DISABLED=true"
+  if [ -n "$env_file" ]; then
+    printf '%s\n' "$vars" > "$env_file"
+    echo "== environment written to $env_file"
+  fi
+  printf '%s\n' "$vars" | sed 's/^/export /'
+}
+
+if $names_only; then
+  emit_env
+  exit 0
+fi
+docker info > /dev/null 2>&1 || { echo "no Docker engine answers at ${DOCKER_HOST:-the default socket}" >&2; exit 2; }
+
 t_all=$SECONDS
 if $force || ! exists "$base" || [ "$(label "$base" io.gosched.ca-digest)" != "$(ca_digest)" ]; then
   step "$base: debootstrap $suite from $(mirror)"
@@ -192,15 +219,4 @@ timed docker build -q -t "$app" --build-arg "JDK_IMAGE=$jdk" --build-arg "BASE_I
 printf '== images ready in %d s\n' "$((SECONDS - t_all))"
 docker image ls --format '   {{.Repository}}:{{.Tag}}  {{.Size}}' | grep -E "^   ($(printf '%s|' "$base" "$jdk" "$nats" "$prometheus" "$loadtest" "$app" | sed 's/|$//'))  " || true
 
-vars="GOSCHED_BASE_IMAGE=$base
-GOSCHED_JDK_IMAGE=$jdk
-GOSCHED_NATS_IMAGE=$nats
-GOSCHED_PROMETHEUS_IMAGE=$prometheus
-GOSCHED_LOADTEST_IMAGE=$loadtest
-GOSCHED_IMAGE=$app
-TESTCONTAINERS_TINYIMAGE_CONTAINER_IMAGE=$base"
-if [ -n "$env_file" ]; then
-  printf '%s\n' "$vars" > "$env_file"
-  echo "== environment written to $env_file"
-fi
-printf '%s\n' "$vars" | sed 's/^/export /'
+emit_env

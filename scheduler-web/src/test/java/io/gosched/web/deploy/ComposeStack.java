@@ -57,10 +57,10 @@ public final class ComposeStack implements BeforeAllCallback, AfterAllCallback, 
                 env.put(Images.variable(what), given);
             }
         }
-        for (String variable : portVariables) {
-            int port = freePort();
-            ports.put(variable, port);
-            env.put(variable, String.valueOf(port));
+        List<Integer> free = freePorts(portVariables.size());
+        for (int i = 0; i < portVariables.size(); i++) {
+            ports.put(portVariables.get(i), free.get(i));
+            env.put(portVariables.get(i), String.valueOf(free.get(i)));
         }
     }
 
@@ -197,11 +197,24 @@ public final class ComposeStack implements BeforeAllCallback, AfterAllCallback, 
         }
     }
 
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+    /** n distinct free ports: every socket stays open until all are chosen, or the kernel may hand one out twice. */
+    private static List<Integer> freePorts(int n) {
+        List<ServerSocket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                open.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
+            }
+            return open.stream().map(ServerSocket::getLocalPort).toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            for (ServerSocket s : open) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // closing a listening socket that was never used: nothing to recover
+                }
+            }
         }
     }
 }
