@@ -7,6 +7,8 @@
 #   eval "$(.ci/docker-engine.sh env)"  # DOCKER_HOST for this shell
 #   .ci/docker-engine.sh stop [--purge] # removes its containers, stops it, undoes its host changes;
 #                                       # --purge also deletes its images (the data root)
+#   .ci/docker-engine.sh nice N         # sets the CPU nice value of dockerd and containerd, which the
+#                                       # containers they start from then on inherit
 #
 # What dockerd changes on the host (measured on Debian 12): net.ipv4.ip_forward=1, the iptables
 # FORWARD policy set to DROP, its DOCKER* chains with jumps from FORWARD, PREROUTING, OUTPUT and
@@ -141,9 +143,19 @@ stop() {
   fi
 }
 
+# What the engine runs inherits its nice value: containerd starts every container's shim.
+renice_engine() {
+  running || return 0
+  local pid
+  pid="$(cat "$pidfile")"
+  # shellcheck disable=SC2046 # one pid per word
+  renice -n "$1" -p "$pid" $(pgrep -P "$pid") > /dev/null
+}
+
 case "${1:-}" in
   start) start ;;
+  nice) renice_engine "${2:?usage: $0 nice N}" ;;
   stop) shift; stop "$@" ;;
   env) echo "export DOCKER_HOST=$DOCKER_HOST" ;;
-  *) echo "usage: $0 start | stop [--purge] | env" >&2; exit 2 ;;
+  *) echo "usage: $0 start | stop [--purge] | env | nice N" >&2; exit 2 ;;
 esac

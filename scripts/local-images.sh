@@ -88,10 +88,22 @@ mirror() {
   echo "${m:-http://deb.debian.org/debian}"
 }
 
+# A root file system in the making; removed (with what debootstrap mounted in it) however the script ends.
+rootfs=""
+remove_rootfs() {
+  [ -n "$rootfs" ] || return 0
+  local m
+  for m in $(awk -v r="$rootfs/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$m" || true; done
+  rm -rf "$rootfs" "$rootfs.log"
+  rootfs=""
+}
+trap remove_rootfs EXIT
+
 build_base() {
   command -v debootstrap > /dev/null || { echo "debootstrap missing: apt-get install debootstrap" >&2; exit 2; }
   local root
   root="$(mktemp -d /var/tmp/gosched-rootfs.XXXXXX)"
+  rootfs="$root"
   if ! debootstrap --variant=minbase --include=ca-certificates,iproute2 "$suite" "$root" "$(mirror)" > "$root.log" 2>&1; then
     tail -n 30 "$root.log" >&2
     rm -rf "$root" "$root.log"
@@ -115,7 +127,7 @@ build_base() {
     --change "LABEL io.gosched.ca-digest=$(ca_digest)" \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8' \
     --change 'CMD ["bash"]' - "$base" > /dev/null
-  rm -rf "$root"
+  remove_rootfs
 }
 
 base_id() { docker image inspect -f '{{.Id}}' "$base"; }
