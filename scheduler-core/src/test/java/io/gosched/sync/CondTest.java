@@ -353,7 +353,7 @@ class CondTest {
      * An await by a goroutine that does not hold the mutex fails (Go: a fatal "unlock of unlocked
      * mutex"), and here, where the failure can be caught, it must leave no ticket of the notify
      * list behind: otherwise a later signal is spent on that ticket and a real waiter sleeps on.
-     * The failing awaits race with signals on 2 Ps, so a signal may also land on a ticket between
+     * Each failing await races with a signal on 2 Ps, so a signal may also land on a ticket between
      * its taking and the failed unlock; that signal must reach a waiter of its time, not vanish.
      * In a synctest bubble, so a waiter that sleeps on is a proven deadlock, not a timeout.
      */
@@ -368,6 +368,10 @@ class CondTest {
                     int misusers = 3;
                     WaitGroup misuse = new WaitGroup();
                     AtomicInteger refused = new AtomicInteger();
+                    // One misuser at a time: two goroutines unlocking the same unlocked mutex at
+                    // once is Go's fatal error, after which the mutex's state means nothing (its
+                    // unlock cannot tell the second one's bit from a holder's). Each races with a
+                    // signal, and the tickets they leave pile up across the three.
                     for (int i = 0; i < misusers; i++) {
                         misuse.go(() -> {
                             try {
@@ -379,8 +383,8 @@ class CondTest {
                         if (i < 2) {
                             misuse.go(c::signal); // no real waiter yet: such a signal is spent on nobody
                         }
+                        misuse.await();
                     }
-                    misuse.await();
                     assertThat(refused.get()).as("round %d: awaits refused", r).isEqualTo(misusers);
 
                     int[] granted = {0};
