@@ -10,7 +10,9 @@ fi
 export PATH="${JAVA_HOME:+$JAVA_HOME/bin:}$PATH"
 jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
 if [ ! -f "$jar" ] || [ -n "$(find scheduler-core scheduler-api scheduler-web -path '*/src/*' -newer "$jar" -print -quit)" ]; then
-  ./mvnw -B -q -ntp -DskipTests install -pl scheduler-web -am
+  # package, not install: the reactor hands scheduler-web its sibling modules' jars, and nothing is
+  # written into the user's ~/.m2 (where a SNAPSHOT would shadow other checkouts' builds).
+  ./mvnw -B -q -ntp -DskipTests package -pl scheduler-web -am
 fi
 # The JVM options GoRuntime.start requires (a fresh Thread.currentThread() in goroutine code, see
 # docs/scheduler.md); a plain `java -jar` works too: the service relaunches itself with them.

@@ -240,15 +240,122 @@ async function submitJob(ev) {
   }
 }
 
+/** The jobs list: the filters' values as listJobs's query parameters. */
+function jobsQuery() {
+  const q = new URLSearchParams({ size: '10' });
+  if ($('job-state-filter').value) q.set('state', $('job-state-filter').value);
+  const t = $('job-template-filter').value.trim();
+  if (t) q.set('template', t);
+  return q.toString();
+}
+
+const RETRYABLE = new Set(['failed', 'cancelled', 'timed_out']);
+
+function jobActions(j) {
+  const id = esc(j.id);
+  if (j.state === 'queued' || j.state === 'running') return `<button class="small cancel" data-cancel="${id}">cancel</button>`;
+  if (RETRYABLE.has(j.state)) return `<button class="small retry" data-retry="${id}">retry</button>`;
+  return '';
+}
+
 async function loadJobs() {
   try {
-    const r = await api('/api/v1/jobs?size=10');
-    if (!r.ok) return;
+    const r = await api('/api/v1/jobs?' + jobsQuery());
+    if (!r.ok) {
+      const problem = await r.json().catch(() => ({}));
+      $('jobs-status').textContent = `${r.status}: ${problem.detail || problem.title || ''}`;
+      return;
+    }
     const page = await r.json();
-    $('jobs').querySelector('tbody').innerHTML = (page.items || []).map((j) => `<tr>
-      <td>${j.id}</td><td>${j.template || j.name || ''}</td><td class="state ${j.state}">${j.state}</td>
-      <td>${j.counters ? fmt(j.counters.goroutinesSpawned) : ''}</td><td>${j.durationMs ?? ''}</td></tr>`).join('');
+    $('jobs-status').textContent = '';
+    $('jobs-total').textContent = `${fmt(page.total)} in all`;
+    setHtml($('jobs').querySelector('tbody'), (page.items || []).map((j) => `<tr data-job="${esc(j.id)}">
+      <td><a href="#job/${esc(j.id)}" data-job-link="${esc(j.id)}">${esc(j.id)}</a></td><td>${esc(j.template || j.name || '')}</td>
+      <td class="state ${esc(j.state)}">${esc(j.state)}</td><td>${j.attempt} / ${j.maxAttempts}</td>
+      <td>${j.counters ? fmt(j.counters.goroutinesSpawned) : ''}</td><td>${j.durationMs ?? ''}</td><td>${jobActions(j)}</td></tr>`).join(''));
   } catch (e) { /* the next poll retries */ }
+}
+
+/** Cancel (DELETE) or retry (POST .../retry) a job, through api() so the token goes with it. */
+async function jobAction(id, action) {
+  const r = action === 'cancel' ? await api('/api/v1/jobs/' + encodeURIComponent(id), { method: 'DELETE' })
+    : await api('/api/v1/jobs/' + encodeURIComponent(id) + '/retry', { method: 'POST' });
+  const body = await r.json().catch(() => ({}));
+  $('jobs-status').textContent = r.ok ? `job ${id}: ${body.state}` : `${r.status}: ${body.detail || body.title || ''}`;
+  loadJobs();
+  if (detailJob === id) showJob(id);
+}
+
+// ---- the detail panel: a job (state, attempts, result, goroutines) or a text dump --------------
+
+let detailJob = null;
+
+/** Replaces el's content only when it changed: a poll that finds nothing new leaves the rows (and a pressed button) alone. */
+function setHtml(el, html) {
+  if (el.dataset.html !== html) {
+    el.innerHTML = html;
+    el.dataset.html = html;
+  }
+}
+
+function openDetail(title, html) {
+  $('detail-title').textContent = title;
+  setHtml($('detail-body'), html);
+  $('detail').hidden = false;
+}
+
+function closeDetail() {
+  detailJob = null;
+  $('detail').hidden = true;
+  if (location.hash) window.history.replaceState(null, '', location.pathname);
+}
+
+function goroutineRows(list) {
+  return list.map((g) => `<tr data-goid="${g.id}"><td>${g.id}</td><td class="state ${esc(g.state)}">${esc(g.state)}</td>
+    <td>${esc(g.waitReason)}</td><td>${fmtWait(g.waitingForMs)}</td></tr>`).join('');
+}
+
+async function showJob(id) {
+  detailJob = id;
+  const r = await api('/api/v1/jobs/' + encodeURIComponent(id));
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    openDetail('job ' + id, `<p class="hint">${r.status}: ${esc(j.detail || j.title || '')}</p>`);
+    return;
+  }
+  const row = (k, v) => v === undefined || v === null ? '' : `<tr><td>${k}</td><td>${esc(v)}</td></tr>`;
+  let html = `<table class="kv" id="job-fields">${row('state', j.state)}${row('template', j.template)}${row('name', j.name)}
+    ${row('attempt', j.attempt + ' / ' + j.maxAttempts)}${row('submitted', j.submittedAt)}${row('started', j.startedAt)}
+    ${row('finished', j.finishedAt)}${row('duration (ms)', j.durationMs)}
+    ${row('goroutines spawned', j.counters && j.counters.goroutinesSpawned)}${row('messages sent / received',
+      j.counters && (j.counters.messagesSent + ' / ' + j.counters.messagesReceived))}
+    ${row('error', j.error && `${j.error.reason} at ${j.error.pointer || '(the job)'}: ${j.error.detail}`)}</table>
+    <p>${jobActions(j)}</p>`;
+  if (j.result) html += `<h3>result: the last value received</h3><pre id="job-result">${esc(JSON.stringify(j.result.lastReceived))}</pre>`;
+  html += '<h3>attempts</h3>' + ((j.attempts || []).length === 0 ? '<p class="hint">none ended yet</p>'
+    : `<table class="jobs" id="job-attempts"><thead><tr><th>#</th><th>outcome</th><th>started</th><th>ended</th><th>ms</th><th>error</th></tr></thead>
+      <tbody>${j.attempts.map((a) => `<tr><td>${a.number}</td><td class="state ${esc(a.outcome)}">${esc(a.outcome)}</td>
+        <td>${esc(a.startedAt || '')}</td><td>${esc(a.finishedAt || '')}</td><td>${a.durationMs ?? ''}</td>
+        <td>${a.error ? esc(a.error.reason + ': ' + a.error.detail) : ''}</td></tr>`).join('')}</tbody></table>`);
+  const g = await api('/api/v1/jobs/' + encodeURIComponent(id) + '/goroutines?limit=100');
+  if (g.ok) {
+    const d = await g.json();
+    html += `<h3>goroutines: ${fmt(d.total)} live, ${fmt((d.leaked || []).length)} leaked</h3>`
+      + `<table class="jobs" id="job-goroutines"><thead><tr><th>id</th><th>state</th><th>wait reason</th><th>waiting for</th></tr></thead>
+        <tbody>${goroutineRows(d.goroutines || [])}</tbody></table>`;
+  } else {
+    html += `<p class="hint">goroutines: ${g.status === 403 ? 'the token lacks scheduler:admin' : g.status}</p>`;
+  }
+  if (detailJob === id) openDetail('job ' + id, html);
+}
+
+/** The full dump (text), fetched with the token and shown here: a plain link cannot send one. */
+async function showDump(ev) {
+  ev.preventDefault();
+  detailJob = null;
+  const r = await api($('goroutine-dump').getAttribute('href'));
+  const text = await r.text();
+  openDetail('goroutine dump', r.ok ? `<pre id="dump-text">${esc(text)}</pre>` : `<p class="hint">${r.status}: ${esc(text)}</p>`);
 }
 
 // ---- goroutines (GET /api/v1/debug/goroutines: needs scheduler:admin) ---------------------------
@@ -266,9 +373,8 @@ function fmtWait(ms) {
 
 async function loadGoroutines() {
   try {
-    const r = await fetch('/api/v1/debug/goroutines?limit=50', {
-      headers: sessionStorage.getItem(TOKEN_KEY) ? { Authorization: 'Bearer ' + sessionStorage.getItem(TOKEN_KEY) } : {},
-    });
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    const r = await fetch('/api/v1/debug/goroutines?limit=50', { headers: token ? { Authorization: 'Bearer ' + token } : {} });
     if (r.status === 401 || r.status === 403) {
       $('goroutines-status').textContent = r.status === 403 ? 'the goroutine table needs a token with scheduler:admin' : '';
       return;
@@ -278,14 +384,15 @@ async function loadGoroutines() {
     $('goroutines-status').textContent = '';
     $('goroutines-total').textContent = fmt(d.total);
     $('goroutines-leaked').textContent = fmt(d.leakedTotal);
-    $('goroutine-table').querySelector('tbody').innerHTML = d.goroutines.map((g) => {
+    $('goroutines-at').textContent = 'as of ' + new Date().toLocaleTimeString('en-GB');
+    setHtml($('goroutine-table').querySelector('tbody'), d.goroutines.map((g) => {
       const labels = Object.entries(g.labels || {}).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(' ');
       const job = g.labels && g.labels.job
-        ? ` <a href="/api/v1/jobs/${encodeURIComponent(g.labels.job)}/goroutines" target="_blank" rel="noopener">job</a>` : '';
+        ? ` <a href="#job/${esc(g.labels.job)}" data-job-link="${esc(g.labels.job)}">job</a>` : '';
       const by = g.createdBy ? `${esc(g.createdBy.function)} (${esc(g.createdBy.file)}:${g.createdBy.line})` : '';
       return `<tr data-goid="${g.id}"><td>${g.id}</td><td class="state ${esc(g.state)}">${esc(g.state)}</td>
         <td>${esc(g.waitReason)}</td><td>${fmtWait(g.waitingForMs)}</td><td>${labels}${job}</td><td>${by}</td></tr>`;
-    }).join('');
+    }).join(''));
   } catch (e) { /* the next poll retries */ }
 }
 
@@ -329,13 +436,30 @@ $('token').addEventListener('change', () => {
   loadTemplates();
   loadJobs();
   loadGoroutines();
+  if (location.hash.startsWith('#job/')) showJob(decodeURIComponent(location.hash.slice(5)));
 });
 $('template').addEventListener('change', showParams);
+$('job-state-filter').addEventListener('change', loadJobs);
+$('job-template-filter').addEventListener('change', loadJobs);
+$('goroutine-dump').addEventListener('click', showDump);
+$('detail-close').addEventListener('click', closeDetail);
+// One listener for every job link and button, wherever the row was drawn (list, goroutines, detail).
+document.addEventListener('click', (ev) => {
+  const t = ev.target.closest('[data-job-link], [data-cancel], [data-retry]');
+  if (!t) return;
+  ev.preventDefault();
+  if (t.dataset.jobLink) showJob(t.dataset.jobLink);
+  else if (t.dataset.cancel) jobAction(t.dataset.cancel, 'cancel');
+  else jobAction(t.dataset.retry, 'retry');
+});
+setInterval(() => { if (detailJob && !$('detail').hidden) showJob(detailJob); }, 2000);
 $('job-form').addEventListener('submit', submitJob);
 window.addEventListener('resize', drawChart);
 loadTemplates();
 loadJobs();
 setInterval(loadJobs, 2000);
 loadGoroutines();
-setInterval(loadGoroutines, 2000);
+// Every second: the table's count and the header's (the stream's, every 500 ms) describe the same moment within a second.
+setInterval(loadGoroutines, 1000);
+if (location.hash.startsWith('#job/')) showJob(decodeURIComponent(location.hash.slice(5)));
 connect();

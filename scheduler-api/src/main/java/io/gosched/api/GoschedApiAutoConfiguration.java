@@ -66,6 +66,13 @@ public class GoschedApiAutoConfiguration {
         return new ProblemErrorWebExceptionHandler(json.getIfAvailable(() -> JsonMapper.builder().build()));
     }
 
+    /** 414 and 431, which Netty answers before Spring sees the request, as problem details too. */
+    @Bean
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnClass(name = "reactor.netty.http.server.HttpServer")
+    public io.gosched.api.error.DecoderFailureProblems goschedDecoderFailureProblems() {
+        return new io.gosched.api.error.DecoderFailureProblems();
+    }
+
     @Bean
     public BodyLimitFilter goschedBodyLimitFilter(ApiProperties properties) {
         return new BodyLimitFilter(properties);

@@ -10,7 +10,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** {@code GET /api/v1/limits}: the memory budget and the open-request bounds, with their use now. */
 @RestController
-@Tag(name = "limits", description = "The memory budget and the bounds on open requests")
+@Tag(name = "Limits", description = "The memory budget and the bounds on open requests")
 class LimitsController {
 
     /** The memory budget: its size and shares, what it holds now and by whom. */
@@ -28,7 +28,7 @@ class LimitsController {
     }
 
     @GetMapping("/api/v1/limits")
-    @Operation(summary = "The memory budget (size, use, what holds it) and the bounds on open streams and channel calls")
+    @Operation(operationId = "getLimits", summary = "The memory budget (size, use, what holds it) and the bounds on open streams and channel calls")
     Limits get() {
         MemoryBudget m = budget.memory();
         MemoryBudget.Sizes s = budget.sizes();

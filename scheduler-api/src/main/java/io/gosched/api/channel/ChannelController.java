@@ -31,7 +31,7 @@ import org.springframework.web.bind.annotation.RestController;
 /** Named channels over HTTP. Nothing here blocks: sends and receives are futures turned into Monos. */
 @RestController
 @RequestMapping("/api/v1/channels")
-@Tag(name = "channels", description = "Named channels shared by jobs and HTTP clients")
+@Tag(name = "Channels", description = "Named channels shared by jobs and HTTP clients")
 class ChannelController {
 
     /** Body of POST /api/v1/channels. */
@@ -57,7 +57,7 @@ class ChannelController {
     }
 
     @PostMapping
-    @Operation(summary = "Create a channel: make(chan any, capacity)")
+    @Operation(operationId = "createChannel", summary = "Create a channel: make(chan any, capacity)")
     @ApiResponse(responseCode = "201", description = "Created; its URL in Location", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "A channel of that name exists (channel-exists)")
     @ApiResponse(responseCode = "429", description = "As many channels exist as gosched.api.channels.max-channels allows (overloaded), "
@@ -72,20 +72,25 @@ class ChannelController {
     }
 
     @GetMapping
-    @Operation(summary = "List channels with len, cap, closed and waiting senders and receivers; in cluster mode every node's, each with its home node")
-    Mono<List<ChannelService.ChannelView>> list() {
+    @Operation(operationId = "listChannels", summary = "List channels with len, cap, closed and waiting senders and receivers; in cluster mode every node's, each with its home node")
+    @ApiResponse(responseCode = "200", description = "Every channel", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "422", description = "A query parameter: this operation takes none (invalid-request)")
+    Mono<List<ChannelService.ChannelView>> list(@io.swagger.v3.oas.annotations.Parameter(hidden = true)
+            org.springframework.web.server.ServerWebExchange exchange) {
+        io.gosched.api.error.QueryParameters.only(exchange, List.of());
         return channels.listAll();
     }
 
     @GetMapping("/{name}")
-    @Operation(summary = "One channel's state")
+    @Operation(operationId = "getChannel", summary = "One channel's state")
+    @ApiResponse(responseCode = "200", description = "The channel's state", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "410", description = "Cluster mode: the channel's home node is gone (channel-lost)")
     Mono<ChannelService.ChannelView> get(@PathVariable String name) {
         return channels.describe(checked(name));
     }
 
     @PostMapping("/{name}/send")
-    @Operation(summary = "Send a JSON value; sent=false (with a reason) means it was withdrawn and never will be delivered")
+    @Operation(operationId = "sendToChannel", summary = "Send a JSON value; sent=false (with a reason) means it was withdrawn and never will be delivered")
     @ApiResponse(responseCode = "200", description = "Sent, or withdrawn (timeout, shutdown)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "The channel is closed (channel-closed)")
     @ApiResponse(responseCode = "429", description = "The channel's share (gosched.api.limits.max-channel-bytes) or the memory "
@@ -101,7 +106,7 @@ class ChannelController {
     }
 
     @PostMapping("/{name}/recv")
-    @Operation(summary = "Receive one value: received=false (with a reason) means nothing was taken")
+    @Operation(operationId = "receiveFromChannel", summary = "Receive one value: received=false (with a reason) means nothing was taken")
     @ApiResponse(responseCode = "200", description = "Received, or nothing taken (timeout, closed and drained, shutdown)",
             useReturnTypeSchema = true)
     @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-pending-channel-calls calls are open (too-many-open); "
@@ -111,7 +116,7 @@ class ChannelController {
     }
 
     @PostMapping("/{name}/close")
-    @Operation(summary = "Close the channel (409 if already closed)")
+    @Operation(operationId = "closeChannel", summary = "Close the channel (409 if already closed)")
     @ApiResponse(responseCode = "200", description = "Closed: the channel's state", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Already closed (channel-closed)")
     Mono<ChannelService.ChannelView> close(@PathVariable String name) {
@@ -120,7 +125,7 @@ class ChannelController {
 
     @DeleteMapping("/{name}")
     @ResponseStatus(HttpStatus.NO_CONTENT)
-    @Operation(summary = "Delete the channel, closing it first if open")
+    @Operation(operationId = "deleteChannel", summary = "Delete the channel, closing it first if open")
     Mono<Void> delete(@PathVariable String name) {
         return channels.remove(checked(name));
     }

@@ -1,5 +1,6 @@
 package io.gosched.api.debug;
 
+import io.gosched.api.error.QueryParameters;
 import io.gosched.api.job.JobService;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoroutineInfo;
@@ -21,6 +22,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Goroutine dumps over HTTP, Go's {@code /debug/pprof/goroutine}: JSON, or with
@@ -29,7 +31,7 @@ import org.springframework.web.bind.annotation.RestController;
  * goroutines cannot make one answer fill the heap.
  */
 @RestController
-@Tag(name = "debug", description = "Goroutine dumps and leaks")
+@Tag(name = "Debug", description = "Goroutine dumps and leaks")
 class GoroutineController {
 
     /** The most goroutines one answer carries; the rest are counted in total. */
@@ -69,12 +71,13 @@ class GoroutineController {
     }
 
     @GetMapping(path = "/api/v1/debug/goroutines", produces = {MediaType.APPLICATION_JSON_VALUE, MediaType.TEXT_PLAIN_VALUE})
-    @Operation(summary = "Every live goroutine: state, wait reason, waiting for, labels, stack, creator (Go: /debug/pprof/goroutine); "
+    @Operation(operationId = "listGoroutines", summary = "Every live goroutine: state, wait reason, waiting for, labels, stack, creator (Go: /debug/pprof/goroutine); "
             + "format=text answers Go's traceback text (debug=2)")
     @ApiResponse(responseCode = "200", description = "The dump", content = {
         @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(implementation = Dump.class)),
         @Content(mediaType = MediaType.TEXT_PLAIN_VALUE, schema = @Schema(type = "string"))})
-    @ApiResponse(responseCode = "422", description = "format, state, label or limit out of range (invalid-request)")
+    @ApiResponse(responseCode = "422", description = "format, state, label or limit out of range, or a parameter this "
+            + "operation does not read (invalid-request)")
     ResponseEntity<?> goroutines(
             @Parameter(description = "json (default) or text",
                     schema = @Schema(type = "string", allowableValues = {"json", "text"})) @RequestParam(defaultValue = "json") Format format,
@@ -84,7 +87,9 @@ class GoroutineController {
             @Pattern(regexp = "[^:]+:.*", message = "must be key:value") String label,
             @Parameter(description = "a job id: only its goroutines (label job=<id>)") @RequestParam(required = false) String job,
             @Parameter(description = "at most this many goroutines (1 to 10000)") @RequestParam(defaultValue = "1000")
-            @Min(1) @Max(MAX_LIMIT) int limit) {
+            @Min(1) @Max(MAX_LIMIT) int limit,
+            @Parameter(hidden = true) ServerWebExchange exchange) {
+        QueryParameters.only(exchange, List.of("format", "state", "label", "job", "limit"));
         boolean text = format == Format.TEXT;
         Predicate<GoroutineInfo> filter = filter(state, label, job);
         List<GoroutineInfo> all = runtime.goroutines().stream().filter(filter).toList();
@@ -98,22 +103,26 @@ class GoroutineController {
     }
 
     @GetMapping(path = "/api/v1/debug/goroutines/leaked", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "Goroutines found leaked: blocked forever on a channel, select or sync object nobody can reach "
+    @Operation(operationId = "listLeakedGoroutines", summary = "Goroutines found leaked: blocked forever on a channel, select or sync object nobody can reach "
             + "(Go 1.26 goroutineleak); oldest first, the newest 10000 kept")
     @ApiResponse(responseCode = "200", description = "The leak reports (stacks are empty: the goroutines are gone)",
             useReturnTypeSchema = true)
-    Dump leaked() {
+    @ApiResponse(responseCode = "422", description = "A query parameter: this operation takes none (invalid-request)")
+    Dump leaked(@Parameter(hidden = true) ServerWebExchange exchange) {
+        QueryParameters.only(exchange, List.of());
         List<Goroutine> l = runtime.leakedGoroutines().stream().map(Goroutine::of).toList();
         return new Dump(l.size(), false, runtime.leakedGoroutinesTotal(), l);
     }
 
     @GetMapping(path = "/api/v1/jobs/{id}/goroutines", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "The job's live goroutines on this node (label job=<id>) and those found leaked")
+    @Operation(operationId = "listJobGoroutines", summary = "The job's live goroutines on this node (label job=<id>) and those found leaked")
     @ApiResponse(responseCode = "200", description = "The job's goroutines", useReturnTypeSchema = true)
-    @ApiResponse(responseCode = "422", description = "limit out of range (invalid-request)")
+    @ApiResponse(responseCode = "422", description = "limit out of range, or a parameter other than limit (invalid-request)")
     JobGoroutines jobGoroutines(@PathVariable String id,
             @Parameter(description = "at most this many goroutines (1 to 10000)") @RequestParam(defaultValue = "1000")
-            @Min(1) @Max(MAX_LIMIT) int limit) {
+            @Min(1) @Max(MAX_LIMIT) int limit,
+            @Parameter(hidden = true) ServerWebExchange exchange) {
+        QueryParameters.only(exchange, List.of("limit"));
         jobs.get(id); // 404 for an unknown job
         Predicate<GoroutineInfo> mine = g -> id.equals(g.labels().get("job"));
         List<GoroutineInfo> all = runtime.goroutines().stream().filter(mine).toList();

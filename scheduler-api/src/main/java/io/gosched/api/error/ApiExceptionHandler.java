@@ -15,7 +15,10 @@ import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
+import tools.jackson.core.exc.InputCoercionException;
+import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.core.exc.StreamReadException;
+import tools.jackson.core.exc.UnexpectedEndOfInputException;
 
 import org.springframework.beans.TypeMismatchException;
 import org.springframework.core.codec.DecodingException;
@@ -121,6 +124,10 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
             return handleExceptionInternal(ex, body, headers, HttpStatus.BAD_REQUEST, exchange);
         }
         Violation v = inputViolation(ex);
+        if (outOfRange(ex) != null) {
+            // A well-formed number too large for the field: invalid, as a value out of a field's range is.
+            return handleException(ApiProblem.invalid(List.of(v)), exchange);
+        }
         ProblemDetail body = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
                 v.pointer().isEmpty() ? v.detail() : v.pointer() + ": " + v.detail());
         body.setType(ApiProblem.type("malformed-request"));
@@ -187,10 +194,25 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         if (type == boolean.class || type == Boolean.class) {
             return "true or false";
         }
+        if (type == java.time.Instant.class) {
+            return "an RFC 3339 instant such as 2026-01-02T03:04:05Z";
+        }
         if (Number.class.isAssignableFrom(type) || type.isPrimitive()) {
             return "a number";
         }
         return "a " + type.getSimpleName();
+    }
+
+    @Override
+    protected Mono<ResponseEntity<Object>> handleExceptionInternal(Exception ex, Object body, HttpHeaders headers,
+            HttpStatusCode status, ServerWebExchange exchange) {
+        if (body == null && ex instanceof org.springframework.web.ErrorResponse er) {
+            body = er.updateAndGetBody(getMessageSource(), java.util.Locale.ROOT);
+        }
+        if (body instanceof ProblemDetail pd) {
+            ProblemWording.reword(pd, ex, exchange);
+        }
+        return super.handleExceptionInternal(ex, body, headers, status, exchange);
     }
 
     /**
@@ -228,15 +250,73 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         }
         if (t instanceof JacksonException je) {
             String pointer = pointerOf(je);
+            String at = je.getLocation() == null || je.getLocation().getLineNr() < 1 ? ""
+                    : " at line " + je.getLocation().getLineNr() + ", column " + je.getLocation().getColumnNr();
+            String message = je.getOriginalMessage() == null ? "" : je.getOriginalMessage();
+            if (je instanceof StreamConstraintsException) {
+                return new Violation(pointer, ProblemWording.constraint(message));
+            }
+            InputCoercionException range = outOfRange(ex);
+            if (range != null) {
+                return new Violation(pointer, "must be an integer between " + bounds(range.getTargetType()) + ", was "
+                        + numberIn(message));
+            }
+            if (empty(je)) {
+                return new Violation("", EMPTY_BODY);
+            }
+            if (je instanceof UnexpectedEndOfInputException || message.contains("end-of-input")) {
+                return new Violation(pointer, "the body ends" + at + " before its JSON does (cut short?): "
+                        + ProblemWording.withoutJacksonOrigin(message));
+            }
             String why = je instanceof StreamReadException ? "malformed JSON" : "wrong type or value";
-            String at = je.getLocation() == null ? "" : " at line " + je.getLocation().getLineNr() + ", column " + je.getLocation().getColumnNr();
-            return new Violation(pointer, why + at + ": " + je.getOriginalMessage());
+            return new Violation(pointer, why + at + ": " + ProblemWording.withoutJacksonOrigin(message));
         }
         if (ex instanceof ServerWebInputException swe && swe.getCause() instanceof DecodingException de) {
-            return new Violation("", de.getMessage() == null ? "unreadable body" : "unreadable body");
+            String m = de.getMessage() == null ? "" : de.getMessage();
+            return new Violation("", m.contains("No request body") || m.contains("No content") || m.contains("end-of-input") ? EMPTY_BODY
+                    : "the body is not JSON this operation reads; send a JSON object (Content-Type: application/json)");
         }
         String reason = ex instanceof ServerWebInputException swe ? swe.getReason() : null;
+        if (reason != null && reason.startsWith("No request body")) {
+            return new Violation("", EMPTY_BODY);
+        }
         return new Violation("", reason == null ? "unreadable request" : reason);
+    }
+
+    /** What a missing body is told. */
+    static final String EMPTY_BODY = "the request has no body: send a JSON object (Content-Type: application/json), see /v3/api-docs "
+            + "for this operation's fields";
+
+    private static boolean empty(JacksonException je) {
+        String m = je.getOriginalMessage();
+        return m != null && m.startsWith("No content to map");
+    }
+
+    /** The number-too-large error in {@code ex}'s causes, or null. */
+    static InputCoercionException outOfRange(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof InputCoercionException ice) {
+                return ice;
+            }
+        }
+        return null;
+    }
+
+    private static String bounds(Class<?> type) {
+        if (type == int.class || type == Integer.class) {
+            return Integer.MIN_VALUE + " and " + Integer.MAX_VALUE + " (at most " + Integer.MAX_VALUE + ")";
+        }
+        if (type == short.class || type == Short.class) {
+            return Short.MIN_VALUE + " and " + Short.MAX_VALUE + " (at most " + Short.MAX_VALUE + ")";
+        }
+        return Long.MIN_VALUE + " and " + Long.MAX_VALUE + " (at most " + Long.MAX_VALUE + ")";
+    }
+
+    /** Jackson's "Numeric value (12345...) out of range of ...": the number, shortened. */
+    private static String numberIn(String message) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(([-0-9.eE+]+)\\)").matcher(message);
+        String n = m.find() ? m.group(1) : "larger";
+        return n.length() > 40 ? n.substring(0, 40) + "..." : n;
     }
 
     static String pointerOf(JacksonException je) {

@@ -72,6 +72,7 @@ public class ProblemErrorWebExceptionHandler implements WebExceptionHandler, Ord
             if (body.getDetail() == null) {
                 body.setDetail(body.getTitle());
             }
+            ProblemWording.reword(body, ex, exchange);
         } else {
             log.error("unexpected error outside a controller on " + exchange.getRequest().getPath(), ex);
             body = ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR, "internal error");

@@ -4,7 +4,16 @@ import java.net.URI;
 
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import io.gosched.api.error.QueryParameters;
+import io.swagger.v3.oas.annotations.Parameter;
+
 import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import reactor.core.publisher.Flux;
@@ -23,6 +32,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Jobs over HTTP. The body of POST is read as a JSON tree and validated by hand (JobSpecParser)
@@ -30,12 +40,35 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 @RequestMapping("/api/v1/jobs")
-@Tag(name = "jobs", description = "Workloads run as goroutines")
+@Tag(name = "Jobs", description = "Workloads run as goroutines")
 class JobController {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
 
-    /** The answer of GET .../result. */
+    /**
+     * The body of a submission as the OpenAPI document describes it; read by {@link JobSpecParser}
+     * from the JSON tree, which names every violation by its pointer.
+     */
+    @Schema(name = "JobSubmission", description = "A job: exactly one of workload (the DSL, see GET /api/v1/workloads) or "
+            + "template (a template's name, with params)")
+    record Submission(
+            @Schema(description = "A workload in the DSL: {\"steps\": [...], \"channels\": [...]?}") Map<String, Object> workload,
+            @Schema(description = "A template's name (GET /api/v1/workloads)", example = "fan-out-fan-in") String template,
+            @Schema(description = "The template's parameters") Map<String, Object> params,
+            @Schema(description = "The job's deadline per attempt", minimum = "1") Long timeoutMs,
+            @Schema(description = "0 (lowest) to 9", minimum = "0", maximum = "9") Integer priority,
+            @Schema(description = "Not started before this instant (RFC 3339)") Instant notBefore,
+            @Schema(description = "A label for people, at most 200 characters", maxLength = 200) String name,
+            Retry retry) {}
+
+    /** A submission's retry policy. */
+    @Schema(name = "RetryPolicy", description = "Automatic retries of a failed or timed-out attempt")
+    record Retry(@Schema(requiredMode = Schema.RequiredMode.REQUIRED, minimum = "1") int maxAttempts,
+            @Schema(minimum = "0") Long backoffMs, @Schema(minimum = "1", maximum = "10") Double multiplier) {}
+
+    /** The answer of GET .../result: result and error as in the job's view, absent when there is none. */
+    @Schema(name = "JobResultView")
+    @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
     record ResultView(String id, JobState state, JobView.Result result, JobView.Error error) {}
 
     private final JobService jobs;
@@ -45,12 +78,14 @@ class JobController {
     }
 
     @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "Submit a job (a workload, or a template with params); 202 with Location")
+    @Operation(operationId = "submitJob", summary = "Submit a job (a workload, or a template with params); 202 with Location")
     @ApiResponse(responseCode = "202", description = "Accepted: the job, its URL in Location (Idempotent-Replayed: true when "
             + "an earlier submission with the same Idempotency-Key and body is answered again)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "The Idempotency-Key was used with another body (idempotency-conflict)")
     @ApiResponse(responseCode = "429", description = "The queue is full (overloaded), or the memory budget "
             + "(gosched.api.limits.max-retained-bytes) has no room for the job (memory-budget); Retry-After says when to try again")
+    @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true, content = @Content(
+            mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(implementation = Submission.class)))
     ResponseEntity<JobView> submit(@RequestBody JsonNode body,
             @RequestHeader(name = IDEMPOTENCY_KEY, required = false) String idempotencyKey) {
         JobService.Submitted s = jobs.submit(body, idempotencyKey);
@@ -61,24 +96,38 @@ class JobController {
         return b.body(s.job());
     }
 
+    static final List<String> LIST_PARAMETERS = List.of("state", "template", "name", "submittedAfter", "submittedBefore", "page", "size");
+
     @GetMapping
-    @Operation(summary = "List jobs, newest first; filter by state (queued, running, succeeded, failed, cancelled, timed_out)")
-    @ApiResponse(responseCode = "200", description = "A page of jobs", useReturnTypeSchema = true)
-    @ApiResponse(responseCode = "422", description = "state, page or size out of range (invalid-request)")
-    JobService.Page list(@RequestParam(required = false) JobState state,
-            @RequestParam(defaultValue = "0") @Min(0) @Max(1_000_000) int page,
-            @RequestParam(defaultValue = "50") @Min(1) @Max(500) int size) {
-        return jobs.list(state, page, size);
+    @Operation(operationId = "listJobs", summary = "List jobs, newest first; filter by state, template, name and submission time")
+    @ApiResponse(responseCode = "200", description = "A page of the jobs that match every filter given; total counts them all",
+            useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "422", description = "state, page or size out of range, or a parameter this operation does not "
+            + "read (invalid-request: parameter and allowed name it)")
+    JobService.Page list(
+            @Parameter(description = "only jobs in this state") @RequestParam(required = false) JobState state,
+            @Parameter(description = "only jobs made from this template (GET /api/v1/workloads)") @RequestParam(required = false)
+            String template,
+            @Parameter(description = "only jobs submitted with this name") @RequestParam(required = false) String name,
+            @Parameter(description = "only jobs submitted at or after this instant (RFC 3339, e.g. 2026-01-02T03:04:05Z)")
+            @RequestParam(required = false) Instant submittedAfter,
+            @Parameter(description = "only jobs submitted before this instant (RFC 3339)") @RequestParam(required = false)
+            Instant submittedBefore,
+            @Parameter(description = "the page, from 0") @RequestParam(defaultValue = "0") @Min(0) @Max(1_000_000) int page,
+            @Parameter(description = "jobs per page") @RequestParam(defaultValue = "50") @Min(1) @Max(500) int size,
+            @Parameter(hidden = true) ServerWebExchange exchange) {
+        QueryParameters.only(exchange, LIST_PARAMETERS);
+        return jobs.list(new JobService.Filter(state, template, name, submittedAfter, submittedBefore), page, size);
     }
 
     @GetMapping("/{id}")
-    @Operation(summary = "A job's state, timings, counters, result or error")
+    @Operation(operationId = "getJob", summary = "A job's state, timings, counters, result or error")
     JobView get(@PathVariable String id) {
         return jobs.get(id);
     }
 
     @GetMapping("/{id}/result")
-    @Operation(summary = "200 with the result once the job is final; 202 while it is queued or running")
+    @Operation(operationId = "getJobResult", summary = "200 with the result once the job is final; 202 while it is queued or running")
     @ApiResponse(responseCode = "200", description = "The job is final: its result or error", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "202", description = "Still queued or running; Retry-After says when to ask again",
             useReturnTypeSchema = true)
@@ -92,7 +141,7 @@ class JobController {
     }
 
     @DeleteMapping("/{id}")
-    @Operation(summary = "Cancel: 200 if cancelled at once (it was queued), 202 if its goroutines are being stopped")
+    @Operation(operationId = "cancelJob", summary = "Cancel: 200 if cancelled at once (it was queued), 202 if its goroutines are being stopped")
     @ApiResponse(responseCode = "200", description = "Cancelled (it was queued)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "202", description = "Cancelling: its context is cancelled, its goroutines are ending",
             useReturnTypeSchema = true)
@@ -103,7 +152,7 @@ class JobController {
     }
 
     @PostMapping("/{id}/retry")
-    @Operation(summary = "Run a failed, cancelled or timed-out job again")
+    @Operation(operationId = "retryJob", summary = "Run a failed, cancelled or timed-out job again")
     @ApiResponse(responseCode = "202", description = "Queued again with a fresh attempt budget", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Not failed, cancelled or timed out (job-not-retryable), or changing state (job-busy)")
     @ApiResponse(responseCode = "422", description = "A shared channel the workload uses no longer exists (invalid-request)")
@@ -114,7 +163,7 @@ class JobController {
     }
 
     @GetMapping(path = "/{id}/events", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
-    @Operation(summary = "Server-sent events: 'state' on every state change, 'progress' as counters move; ends when final")
+    @Operation(operationId = "streamJobEvents", summary = "Server-sent events: 'state' on every state change, 'progress' as counters move; ends when final")
     @ApiResponse(responseCode = "200", description = "The event stream", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-open-streams SSE streams are open (too-many-open); "
             + "Retry-After says when to try again")

@@ -1622,9 +1622,9 @@ final class JobEngine {
         return view(findSummary(id).value());
     }
 
-    JobService.Page list(JobState state, int page, int size) {
+    JobService.Page list(java.util.function.Predicate<JobView> filter, int page, int size) {
         Map<String, Integer> leaks = leaksByJob(); // once for the page, not once per job
-        List<JobView> all = store.list().stream().map(v -> view(v.value(), leaks)).filter(v -> state == null || v.state() == state)
+        List<JobView> all = store.list().stream().map(v -> view(v.value(), leaks)).filter(filter)
                 .sorted(Comparator.comparing(JobView::submittedAt).reversed().thenComparing(JobView::id)).toList();
         int from = (int) Math.min((long) page * size, all.size());
         return new JobService.Page(all.subList(from, Math.min(from + size, all.size())), page, size, all.size());
@@ -1750,11 +1750,18 @@ final class JobEngine {
                 : Duration.between(s.startedAt(), s.finishedAt() != null ? s.finishedAt() : clock.instant()).toMillis();
         JobView.Result result = s.state() == JobState.SUCCEEDED ? new JobView.Result(s.lastReceived()) : null;
         JobRecord.Failure f = s.error();
-        return new JobView(r.id(), s.state(), sp.name(), sp.template(), sp.priority(), s.attempt(), sp.maxAttempts(), sp.timeoutMs(),
+        // The policy's budget counts from the last manual retry (attemptBase), so the attempt shown never exceeds it.
+        int maxAttempts = Math.max(s.attempt(), s.attemptBase() + sp.maxAttempts());
+        List<JobView.AttemptView> attempts = s.attempts().isEmpty() ? null : s.attempts().stream().map(a -> new JobView.AttemptView(
+                a.number(), local ? null : a.node(), a.startedAt(), a.finishedAt(),
+                a.startedAt() == null || a.finishedAt() == null ? null : Duration.between(a.startedAt(), a.finishedAt()).toMillis(),
+                a.outcome(), a.error() == null ? null : new JobView.Error(a.error().reason(), a.error().pointer(), a.error().detail())))
+                .toList();
+        return new JobView(r.id(), s.state(), sp.name(), sp.template(), sp.priority(), s.attempt(), maxAttempts, sp.timeoutMs(),
                 sp.submittedAt(), sp.notBefore(), s.queuedAt(), s.startedAt(), s.finishedAt(), durationMs,
                 new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live),
                 Optional.of(leaked(r.id(), leaks)).filter(n -> n > 0).orElse(null), sp.maxGoroutines(),
-                local ? null : s.node(), result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()));
+                local ? null : s.node(), result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()), attempts);
     }
 
     /**

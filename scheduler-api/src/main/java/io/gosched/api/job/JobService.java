@@ -117,6 +117,7 @@ public final class JobService {
     public record Submitted(JobView job, boolean replayed) {}
 
     /** A page of jobs, newest first. */
+    @io.swagger.v3.oas.annotations.media.Schema(name = "JobPage")
     public record Page(List<JobView> items, int page, int size, long total) {}
 
     // ---------------------------------------------------------------- submission
@@ -146,7 +147,29 @@ public final class JobService {
     }
 
     public Page list(JobState state, int page, int size) {
-        return engine.list(state, page, size);
+        return list(new Filter(state, null, null, null, null), page, size);
+    }
+
+    public Page list(Filter filter, int page, int size) {
+        return engine.list(filter::matches, page, size);
+    }
+
+    /**
+     * What GET /api/v1/jobs filters by; a null member does not filter.
+     *
+     * @param submittedAfter   at or after this instant
+     * @param submittedBefore  strictly before this instant
+     */
+    public record Filter(JobState state, String template, String name, java.time.Instant submittedAfter,
+            java.time.Instant submittedBefore) {
+
+        boolean matches(JobView v) {
+            return (state == null || v.state() == state)
+                    && (template == null || template.equals(v.template()))
+                    && (name == null || name.equals(v.name()))
+                    && (submittedAfter == null || !v.submittedAt().isBefore(submittedAfter))
+                    && (submittedBefore == null || v.submittedAt().isBefore(submittedBefore));
+        }
     }
 
     /** Jobs held now, finished ones included: what retention bounds. */

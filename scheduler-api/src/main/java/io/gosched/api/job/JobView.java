@@ -1,6 +1,7 @@
 package io.gosched.api.job;
 
 import java.time.Instant;
+import java.util.List;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -13,6 +14,10 @@ import tools.jackson.databind.JsonNode;
  *                       blocked for ever on a channel, select or sync object nothing can reach any more
  *                       ({@code GET /api/v1/debug/goroutines/leaked} lists them); absent when none. Cluster
  *                       mode: known to the node that ran the leaking attempt only
+ * @param attempt        the attempt running now, or the last one that ran (0 before the first)
+ * @param maxAttempts    the highest attempt number the retry policy lets run without a manual retry: the policy's
+ *                       attempts counted from the last manual retry, so never below {@code attempt}
+ * @param startedAt      when the attempt running now started; absent while queued, also after a retry
  * @param maxGoroutines  what admission control reserved for one attempt
  * @param node           cluster mode: the node running the job now, or the one that ran it last; absent before
  *                       its first start and in embedded mode
@@ -28,12 +33,26 @@ public record JobView(String id, JobState state, String name, String template, i
         Long durationMs, Counters counters,
         @Schema(description = "How many of the job's goroutines the runtime found leaked (blocked for ever on a channel, select or sync"
                 + " object nothing can reach; listed at /api/v1/debug/goroutines/leaked); absent when none. Cluster mode: known to the"
-                + " node that ran the leaking attempt only", minimum = "1", nullable = true) Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error) {
+                + " node that ran the leaking attempt only", minimum = "1", nullable = true) Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
+        @Schema(description = "The attempts that ended, oldest first (the last 20): number, node, start, end, outcome and error of "
+                + "each; absent before the first ended") List<AttemptView> attempts) {
+
+    /**
+     * One attempt that ended.
+     *
+     * @param outcome  {@code succeeded}, {@code failed}, {@code timed_out}, {@code cancelled}, or {@code lost} (its
+     *                 node stopped answering before it ended)
+     */
+    @Schema(name = "JobAttempt")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record AttemptView(int number, String node, Instant startedAt, Instant finishedAt, Long durationMs,
+            @Schema(allowableValues = {"succeeded", "failed", "timed_out", "cancelled", "lost"}) String outcome, Error error) {}
 
     /** Work done so far, all attempts added up; {@code liveGoroutines} is the current attempt's. */
     public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
 
     /** The result of a succeeded job. */
+    @Schema(name = "JobResult")
     public record Result(@JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lastReceived) {}
 
     /**
@@ -46,5 +65,6 @@ public record JobView(String id, JobState state, String name, String template, i
      * @param pointer  the failing step's JSON pointer into the workload, "" for the job as a whole
      * @param detail   what happened, for people
      */
+    @Schema(name = "JobError")
     public record Error(String reason, String pointer, String detail) {}
 }

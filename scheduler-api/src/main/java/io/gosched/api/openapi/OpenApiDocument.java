@@ -12,6 +12,7 @@ import java.util.regex.Matcher;
 import io.gosched.api.error.ApiProblem;
 import io.gosched.api.security.AccessRules;
 import io.gosched.api.security.ApiScope;
+import io.gosched.api.security.SecurityMode;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
@@ -39,15 +40,16 @@ import org.springframework.http.HttpMethod;
 
 /**
  * What the served OpenAPI document says beyond what springdoc reads off the controllers: the
- * security schemes (the static bearer token and OAuth2 with the {@link ApiScope}s), each
- * operation's requirement taken from {@link AccessRules} (the table the filter chain enforces,
- * so the two cannot disagree), and every error an operation can answer, each as
- * {@code application/problem+json} with one {@code Problem} schema.
+ * security scheme of the configured {@link SecurityMode} (none when open, the static bearer token,
+ * or OAuth2 with the {@link ApiScope}s), each operation's requirement taken from {@link AccessRules}
+ * (the table the filter chain enforces, so the two cannot disagree), every error an operation can
+ * answer, each as {@code application/problem+json} with one {@code Problem} schema, and the schema
+ * corrections of {@link JsonSchemas} (any-JSON values, nulls, SSE, no framework type names).
  *
  * <p>Errors every operation can give are added here: 400 (malformed request, a URL the firewall
- * refuses), 401 and 403 where credentials are needed, 404 where the path names a resource, 406,
- * 413, 415 and 422 where there is a body, 500, and 503 (shutting down, or the identity provider
- * out of reach). Errors particular to one operation (409, 429, ...) are declared on its
+ * refuses), 401 and 403 where credentials are needed (never when open), 404 where the path names a
+ * resource, 406, 413, 415 and 422 where there is a body, 414 and 431 (Netty's limits), 500, and
+ * 503 (shutting down, or the identity provider out of reach). Errors particular to one operation (409, 429, ...) are declared on its
  * controller method with {@code @ApiResponse}; this class gives them the problem body.
  */
 public final class OpenApiDocument implements OpenApiCustomizer {
@@ -71,6 +73,9 @@ public final class OpenApiDocument implements OpenApiCustomizer {
                     + "names the scopes in question and detail says which are needed"),
             new Common("404", "NotFound", "No such resource (not-found)"),
             new Common("406", "NotAcceptable", "The Accept header names no media type this operation produces"),
+            new Common("414", "UriTooLong", "The request line is longer than the server reads (uri-too-long)"),
+            new Common("431", "HeaderFieldsTooLarge", "The header fields are larger than the server reads "
+                    + "(request-header-fields-too-large)"),
             new Common("413", "ContentTooLarge", "The body is larger than gosched.api.limits.max-body-bytes (payload-too-large)"),
             new Common("415", "UnsupportedMediaType", "The body is not application/json"),
             new Common("422", "UnprocessableContent", "The request is well-formed but invalid (invalid-request); errors names "
@@ -81,14 +86,17 @@ public final class OpenApiDocument implements OpenApiCustomizer {
 
     private final AccessRules rules;
     private final URI tokenUrl;
+    private final SecurityMode mode;
 
     /**
      * @param rules     the table the filter chain enforces
      * @param tokenUrl  the identity provider's token endpoint for the OAuth2 scheme; null: a placeholder
+     * @param mode      how callers authenticate: the document declares that scheme only, and none when open
      */
-    public OpenApiDocument(AccessRules rules, URI tokenUrl) {
+    public OpenApiDocument(AccessRules rules, URI tokenUrl, SecurityMode mode) {
         this.rules = rules;
         this.tokenUrl = tokenUrl;
+        this.mode = mode;
     }
 
     @Override
@@ -96,29 +104,46 @@ public final class OpenApiDocument implements OpenApiCustomizer {
         api.info(new Info().title("gosched").version("v1")
                 .description("Go's goroutine scheduler on the JVM as a service: jobs (a workload DSL run as goroutines), "
                         + "named channels, scheduler control and telemetry. Errors are RFC 9457 problem details whose "
-                        + "type is urn:gosched:problem:<kind>. Authentication is a bearer token: the static token of "
-                        + "gosched.api.token (every scope), or a JWT from the identity provider with the scopes below."));
+                        + "type is urn:gosched:problem:<kind>. " + switch (mode) {
+                            case OPEN -> "This service runs open: no call needs credentials (set gosched.api.token, or "
+                                    + "an identity provider, to require a bearer token).";
+                            case STATIC_TOKEN -> "Every call under /api needs the static bearer token of gosched.api.token "
+                                    + "(it holds every scope).";
+                            case JWT -> "Every call under /api needs a JWT from the identity provider with the scopes below, "
+                                    + "sent as a bearer token.";
+                        }));
         // Relative: the API is where this document is, whatever host or proxy served it.
         api.servers(List.of(new Server().url("/").description("this service")));
         Components components = api.getComponents() == null ? new Components() : api.getComponents();
         api.components(components);
-        components.addSecuritySchemes(BEARER_SCHEME, new SecurityScheme().type(SecurityScheme.Type.HTTP).scheme("bearer")
-                .description("Static-token mode (gosched.api.token): the configured token. It holds every scope."));
-        Scopes scopes = new Scopes();
-        for (ApiScope s : ApiScope.values()) {
-            scopes.addString(s.value(), s.description());
+        // Only the scheme this service accepts: a client generated from the document, or a validating
+        // proxy in front of it, must not be told to send credentials the service would not look at.
+        switch (mode) {
+            case OPEN -> {
+            }
+            case STATIC_TOKEN -> components.addSecuritySchemes(BEARER_SCHEME, new SecurityScheme().type(SecurityScheme.Type.HTTP)
+                    .scheme("bearer").description("The configured token (gosched.api.token). It holds every scope."));
+            case JWT -> {
+                Scopes scopes = new Scopes();
+                for (ApiScope s : ApiScope.values()) {
+                    scopes.addString(s.value(), s.description());
+                }
+                components.addSecuritySchemes(OAUTH2_SCHEME, new SecurityScheme().type(SecurityScheme.Type.OAUTH2)
+                        .description("An access token (JWT) of the identity provider, sent as a bearer token; its scope (or "
+                                + "scp) claim holds the scopes. The service issues no tokens; "
+                                + (tokenUrl == null ? "set gosched.api.security.token-url to name the provider's token endpoint here."
+                                        : "get one from the token endpoint below."))
+                        .flows(new OAuthFlows().clientCredentials(new OAuthFlow()
+                                .tokenUrl((tokenUrl == null ? UNSET_TOKEN_URL : tokenUrl).toString()).scopes(scopes))));
+            }
         }
-        components.addSecuritySchemes(OAUTH2_SCHEME, new SecurityScheme().type(SecurityScheme.Type.OAUTH2)
-                .description("JWT mode (spring.security.oauth2.resourceserver.jwt.*): an access token of the identity provider; "
-                        + "its scope (or scp) claim holds the scopes. The service issues no tokens; "
-                        + (tokenUrl == null ? "set gosched.api.security.token-url to name the provider's token endpoint here."
-                                : "get one from the token endpoint below."))
-                .flows(new OAuthFlows().clientCredentials(new OAuthFlow()
-                        .tokenUrl((tokenUrl == null ? UNSET_TOKEN_URL : tokenUrl).toString()).scopes(scopes))));
         components.addSchemas(PROBLEM_SCHEMA, problemSchema());
         for (Common c : COMMON) {
-            components.addResponses(c.name(), problemResponse(c.description(), c.status()));
+            if (mode != SecurityMode.OPEN || !(c.status().equals("401") || c.status().equals("403"))) {
+                components.addResponses(c.name(), problemResponse(c.description(), c.status()));
+            }
         }
+        JsonSchemas.tellTheTruth(api);
         if (api.getPaths() == null) {
             return;
         }
@@ -128,14 +153,15 @@ public final class OpenApiDocument implements OpenApiCustomizer {
 
     private void document(HttpMethod method, String path, Operation op) {
         AccessRules.Access access = rules.accessFor(method, sample(path));
-        op.setSecurity(requirements(access));
+        op.setSecurity(mode == SecurityMode.OPEN ? List.of() : requirements(access, mode));
         ApiResponses responses = op.getResponses() == null ? new ApiResponses() : op.getResponses();
         op.setResponses(responses);
         boolean body = op.getRequestBody() != null;
         for (Common c : COMMON) {
             boolean applies = switch (c.status()) {
-                case "401", "503" -> access.kind() != AccessRules.Access.Kind.PUBLIC;
-                case "403" -> access.kind() == AccessRules.Access.Kind.SCOPE;
+                case "401" -> mode != SecurityMode.OPEN && access.kind() != AccessRules.Access.Kind.PUBLIC;
+                case "403" -> mode != SecurityMode.OPEN && access.kind() == AccessRules.Access.Kind.SCOPE;
+                case "503" -> access.kind() != AccessRules.Access.Kind.PUBLIC;
                 case "404" -> path.contains("{");
                 case "413", "415", "422" -> body;
                 default -> true;
@@ -153,19 +179,21 @@ public final class OpenApiDocument implements OpenApiCustomizer {
         });
     }
 
-    /** The requirement: none for public reads, else any one of the scopes (or the static token). */
-    static List<SecurityRequirement> requirements(AccessRules.Access access) {
+    /**
+     * The requirement in a mode with credentials: none for public reads; else the mode's scheme
+     * with one of the ways of holding the scopes needed: the static token (which holds every scope;
+     * OpenAPI 3.1 lets a bearer requirement name them too, so a reader sees what the call needs) or a
+     * JWT.
+     */
+    static List<SecurityRequirement> requirements(AccessRules.Access access, SecurityMode mode) {
         List<SecurityRequirement> out = new ArrayList<>();
+        String scheme = mode == SecurityMode.STATIC_TOKEN ? BEARER_SCHEME : OAUTH2_SCHEME;
         switch (access.kind()) {
             case PUBLIC -> {
                 // An empty list: this operation needs no credentials.
             }
-            case AUTHENTICATED -> {
-                out.add(new SecurityRequirement().addList(BEARER_SCHEME));
-                out.add(new SecurityRequirement().addList(OAUTH2_SCHEME));
-            }
+            case AUTHENTICATED -> out.add(new SecurityRequirement().addList(scheme));
             case SCOPE -> {
-                out.add(new SecurityRequirement().addList(BEARER_SCHEME));
                 // OpenAPI lists alternatives, each with every scope it needs: one per way of taking
                 // a scope from every set of the access.
                 List<List<String>> ways = List.of(List.of());
@@ -182,7 +210,7 @@ public final class OpenApiDocument implements OpenApiCustomizer {
                     }
                     ways = next;
                 }
-                ways.stream().distinct().forEach(way -> out.add(new SecurityRequirement().addList(OAUTH2_SCHEME, way)));
+                ways.stream().distinct().forEach(way -> out.add(new SecurityRequirement().addList(scheme, way)));
             }
         }
         return out;

@@ -24,7 +24,7 @@ import org.springframework.web.bind.annotation.RestController;
 /** Scheduler control: configuration and statistics, and GOMAXPROCS at run time. */
 @RestController
 @RequestMapping("/api/v1/scheduler")
-@Tag(name = "scheduler", description = "The G/M/P runtime")
+@Tag(name = "Scheduler", description = "The G/M/P runtime")
 class SchedulerController {
 
     record Config(int gomaxprocs, double preemptQuantumMs, long shutdownTimeoutMs) {}
@@ -69,7 +69,7 @@ class SchedulerController {
     }
 
     @GetMapping
-    @Operation(summary = "Configuration and a SchedStats snapshot")
+    @Operation(operationId = "getScheduler", summary = "Configuration and a SchedStats snapshot")
     Overview get() {
         var c = runtime.config();
         return new Overview(new Config(runtime.gomaxprocs(), c.preemptQuantum().toNanos() / 1e6, c.shutdownTimeout().toMillis()),
@@ -77,14 +77,14 @@ class SchedulerController {
     }
 
     @PutMapping("/gomaxprocs")
-    @Operation(summary = "runtime.GOMAXPROCS(n): resize the set of Ps; answers the previous value")
+    @Operation(operationId = "setGomaxprocs", summary = "runtime.GOMAXPROCS(n): resize the set of Ps; answers the previous value")
     GomaxprocsChanged gomaxprocs(@Valid @RequestBody SetGomaxprocs body) {
         int previous = runtime.gomaxprocs(body.gomaxprocs());
         return new GomaxprocsChanged(previous, body.gomaxprocs());
     }
 
     @GetMapping(path = "/schedtrace", produces = MediaType.TEXT_PLAIN_VALUE)
-    @Operation(summary = "GODEBUG=schedtrace (detail=true: scheddetail) as text")
+    @Operation(operationId = "getSchedtrace", summary = "GODEBUG=schedtrace (detail=true: scheddetail) as text")
     String schedtrace(@RequestParam(defaultValue = "false") boolean detail) {
         return runtime.schedtrace(detail);
     }

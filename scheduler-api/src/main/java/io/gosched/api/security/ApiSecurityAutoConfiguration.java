@@ -87,8 +87,8 @@ public class ApiSecurityAutoConfiguration {
 
     /** The security schemes, each operation's requirement and its error answers in the served OpenAPI document. */
     @Bean
-    public OpenApiDocument goschedOpenApiDocument(AccessRules rules, ApiSecurityProperties properties) {
-        return new OpenApiDocument(rules, properties.tokenUrl());
+    public OpenApiDocument goschedOpenApiDocument(AccessRules rules, ApiSecurityProperties properties, SecurityMode mode) {
+        return new OpenApiDocument(rules, properties.tokenUrl(), mode);
     }
 
     /**

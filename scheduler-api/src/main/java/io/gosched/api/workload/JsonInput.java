@@ -72,7 +72,13 @@ public final class JsonInput {
             }
             return fallback;
         }
-        if (!v.isNumber() || !v.canConvertToExactIntegral() || !v.canConvertToLong()) {
+        if (v.isNumber() && v.canConvertToExactIntegral() && !v.canConvertToLong()) {
+            // An integer past a long: say which bounds hold, not what it is ("an integer").
+            violation(at, "must be between " + min + " and " + max + ", was " + v.bigIntegerValue() + " (an integer here is at most "
+                    + Long.MAX_VALUE + ")");
+            return fallback;
+        }
+        if (!v.isNumber() || !v.canConvertToExactIntegral()) {
             violation(at, "must be an integer, was " + kind(v));
             return fallback;
         }

@@ -13,7 +13,7 @@ import org.springframework.web.bind.annotation.RestController;
 /** The DSL's vocabulary and the named templates, for clients building a job. */
 @RestController
 @RequestMapping("/api/v1/workloads")
-@Tag(name = "workloads", description = "Named workload templates and the DSL's ops")
+@Tag(name = "Workloads", description = "Named workload templates and the DSL's ops")
 class WorkloadController {
 
     /** GET /api/v1/workloads: the templates with their parameters, and the DSL's ops and limits. */
@@ -28,8 +28,12 @@ class WorkloadController {
     }
 
     @GetMapping
-    @Operation(summary = "Templates (submit with {\"template\": name, \"params\": {...}}), DSL ops and limits")
-    Catalogue list() {
+    @Operation(operationId = "listWorkloads", summary = "Templates (submit with {\"template\": name, \"params\": {...}}), DSL ops and limits")
+    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "200", description = "The catalogue", useReturnTypeSchema = true)
+    @io.swagger.v3.oas.annotations.responses.ApiResponse(responseCode = "422",
+            description = "A query parameter: this operation takes none (invalid-request)")
+    Catalogue list(@io.swagger.v3.oas.annotations.Parameter(hidden = true) org.springframework.web.server.ServerWebExchange exchange) {
+        io.gosched.api.error.QueryParameters.only(exchange, List.of());
         var l = parser.limits();
         return new Catalogue(templates.list(), WorkloadParser.OPS, Map.of(
                 "maxDepth", l.maxDepth(), "maxSteps", l.maxSteps(), "maxGoroutinesPerJob", l.maxGoroutinesPerJob(),

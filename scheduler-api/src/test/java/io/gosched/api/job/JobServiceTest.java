@@ -162,7 +162,7 @@ class JobServiceTest extends JobServiceFixture {
         assertThat(jobs.get(id).state()).as("exactly max-age old: kept").isEqualTo(JobState.SUCCEEDED);
         assertThat(jobs.idempotencyKeys()).isEqualTo(1);
         clock.advance(Duration.ofMillis(1));
-        assertThat(jobs.list(null, 0, 10).total()).isZero();
+        assertThat(jobs.list((JobState) null, 0, 10).total()).isZero();
         assertThatThrownBy(() -> jobs.get(id)).isInstanceOfSatisfying(ApiProblem.class,
                 p -> assertThat(p.getStatusCode().value()).isEqualTo(404));
         assertThat(jobs.idempotencyKeys()).isZero();
@@ -200,7 +200,7 @@ class JobServiceTest extends JobServiceFixture {
             JobView v = jobs.get(id);
             assertThat(v.state()).as("attempt 1 failed and waits out its backoff").isEqualTo(JobState.QUEUED);
             assertThat(v.attempt()).isEqualTo(1);
-            assertThat(v.error()).isNotNull();
+            assertThat(v.attempts()).singleElement().satisfies(a -> assertThat(a.error()).isNotNull());
         });
         clock.advance(Duration.ofMinutes(10).minusMillis(1));
         assertThat(Await.holdsWithin(Duration.ofSeconds(1), () -> jobs.get(id).state() != JobState.QUEUED))
@@ -208,6 +208,53 @@ class JobServiceTest extends JobServiceFixture {
         clock.advance(Duration.ofMillis(1));
         JobView failed = await(id, JobState.FAILED);
         assertThat(failed.attempt()).as("the retry ran, and was the last").isEqualTo(2);
+    }
+
+    @Test
+    void aRetriedJobShowsEachAttemptAndNothingOfAPastOneAsCurrent() {
+        service(Map.of());
+        String id = jobs.submit(json("""
+                {'workload':{'channels':[{'name':'c','capacity':1}],
+                  'steps':[{'op':'close','channel':'c'},{'op':'send','channel':'c','value':1}]},
+                 'retry':{'maxAttempts':2,'backoffMs':600000,'multiplier':1}}"""), null).job().id();
+        Instant firstEnd = clock.instant();
+        eventually(() -> {
+            JobView v = jobs.get(id);
+            assertThat(v.state()).as("attempt 1 failed; the job waits out its backoff").isEqualTo(JobState.QUEUED);
+            assertThat(v.attempt()).isEqualTo(1);
+            assertThat(v.maxAttempts()).isEqualTo(2);
+            assertThat(v.startedAt()).as("no attempt is running: no start").isNull();
+            assertThat(v.durationMs()).isNull();
+            assertThat(v.error()).as("the failure is attempt 1's, not the job's now").isNull();
+            assertThat(v.attempts()).singleElement().satisfies(a -> {
+                assertThat(a.number()).isEqualTo(1);
+                assertThat(a.outcome()).isEqualTo("failed");
+                assertThat(a.startedAt()).isEqualTo(firstEnd);
+                assertThat(a.finishedAt()).isEqualTo(firstEnd);
+                assertThat(a.durationMs()).isZero();
+                assertThat(a.error().pointer()).isEqualTo("/workload/steps/1");
+            });
+        });
+        Instant retryAt = clock.advance(Duration.ofMinutes(10));
+        JobView failed = await(id, JobState.FAILED);
+        assertThat(failed.attempt()).isEqualTo(2);
+        assertThat(failed.maxAttempts()).isEqualTo(2);
+        assertThat(failed.error().pointer()).as("the last attempt's failure is the job's").isEqualTo("/workload/steps/1");
+        assertThat(failed.attempts()).extracting(JobView.AttemptView::number).containsExactly(1, 2);
+        assertThat(failed.attempts().get(1).startedAt()).isEqualTo(retryAt);
+
+        jobs.retry(id); // a manual retry: a fresh budget of two attempts; attempt 3 fails and waits out its backoff
+        eventually(() -> {
+            JobView v = jobs.get(id);
+            assertThat(v.state()).isEqualTo(JobState.QUEUED);
+            assertThat(v.attempts()).hasSize(3);
+        });
+        JobView again = jobs.get(id);
+        assertThat(again.attempt()).isLessThanOrEqualTo(again.maxAttempts());
+        assertThat(again.maxAttempts()).as("two more from the manual retry on").isEqualTo(4);
+        assertThat(again.startedAt()).isNull();
+        assertThat(again.error()).isNull();
+        assertThat(again.attempts()).extracting(JobView.AttemptView::outcome).containsExactly("failed", "failed", "failed");
     }
 
     @Test

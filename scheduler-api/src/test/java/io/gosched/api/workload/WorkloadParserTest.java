@@ -60,7 +60,7 @@ class WorkloadParserTest {
             {'steps':[{'op':'compute','us':'5'}]}                      | /steps/0/us       | must be an integer
             {'steps':[{'op':'compute','us':1.5}]}                      | /steps/0/us       | must be an integer
             {'steps':[{'op':'compute','us':0}]}                        | /steps/0/us       | between 1 and 1000000
-            {'steps':[{'op':'compute','us':99999999999999999999}]}     | /steps/0/us       | must be an integer
+            {'steps':[{'op':'compute','us':99999999999999999999}]}     | /steps/0/us       | at most 9223372036854775807
             {'steps':[{'op':'hog','us':50001}]}                        | /steps/0/us       | between 1 and 50000
             {'steps':[{'op':'sleep','ms':-1}]}                         | /steps/0/ms       | between 0 and 60000
             {'steps':[{'op':'yield','x':1}]}                           | /steps/0/x        | unknown field

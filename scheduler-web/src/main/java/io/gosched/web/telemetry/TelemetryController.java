@@ -14,7 +14,7 @@ import reactor.core.publisher.Flux;
 
 /** {@code GET /api/v1/telemetry/stream}: scheduler snapshots as server-sent events. */
 @RestController
-@Tag(name = "telemetry", description = "The scheduler's state as a stream, for the live page and dashboards")
+@Tag(name = "Scheduler")
 class TelemetryController {
 
     private final TelemetryStream stream;
@@ -32,7 +32,7 @@ class TelemetryController {
      * {@code max-open-streams} the answer is 429.
      */
     @GetMapping(path = "/api/v1/telemetry/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
-    @Operation(summary = "Server-sent events: a snapshot of Ps, queues and Ms at once, then one every intervalMs")
+    @Operation(operationId = "streamTelemetry", summary = "Server-sent events: a snapshot of Ps, queues and Ms at once, then one every intervalMs")
     @ApiResponse(responseCode = "200", description = "The snapshot stream", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "intervalMs outside gosched.telemetry.stream.min-interval and "
             + "max-interval (invalid-request)")

@@ -24,7 +24,7 @@ import reactor.core.scheduler.Schedulers;
  * and {@code /api/v1/trace/flight/snapshots/{id}} serves one. Like every trace, scheduler:admin.
  */
 @RestController
-@Tag(name = "trace")
+@Tag(name = "Trace")
 class FlightController {
 
     static final URI OFF = ApiProblem.type("flight-recorder-off");
@@ -37,7 +37,7 @@ class FlightController {
     }
 
     @GetMapping(path = "/api/v1/trace/flight", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "The flight recorder's last window (gosched.trace.flight.window) now: a Chrome trace-event file for Perfetto")
+    @Operation(operationId = "getFlightTrace", summary = "The flight recorder's last window (gosched.trace.flight.window) now: a Chrome trace-event file for Perfetto")
     @ApiResponse(responseCode = "200", description = "The trace, as an attachment gosched-flight.json; otherData.complete is "
             + "false when a P's event budget did not hold the whole window", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "404", description = "The flight recorder is off (gosched.trace.flight.enabled=false)")
@@ -49,9 +49,14 @@ class FlightController {
     }
 
     @GetMapping(path = "/api/v1/trace/flight/snapshots", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "The flight recorder's snapshots kept automatically, newest first")
+    @Operation(operationId = "listFlightSnapshots", summary = "The flight recorder's snapshots kept automatically, newest first")
+    @ApiResponse(responseCode = "200", description = "snapshots (id, reason, detail, takenAt, events, complete, href of each) "
+            + "and suppressed (how many were not kept)", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "404", description = "The flight recorder is off (gosched.trace.flight.enabled=false)")
-    Map<String, Object> snapshots() {
+    @ApiResponse(responseCode = "422", description = "A query parameter: this operation takes none (invalid-request)")
+    Map<String, Object> snapshots(@io.swagger.v3.oas.annotations.Parameter(hidden = true)
+            org.springframework.web.server.ServerWebExchange exchange) {
+        io.gosched.api.error.QueryParameters.only(exchange, List.of());
         if (!flight.enabled()) {
             throw off();
         }
@@ -63,7 +68,7 @@ class FlightController {
     }
 
     @GetMapping(path = "/api/v1/trace/flight/snapshots/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "One kept flight-recorder snapshot: a Chrome trace-event file for Perfetto")
+    @Operation(operationId = "getFlightSnapshot", summary = "One kept flight-recorder snapshot: a Chrome trace-event file for Perfetto")
     @ApiResponse(responseCode = "200", description = "The trace, as an attachment gosched-flight-<id>.json; otherData names "
             + "the reason it was kept", useReturnTypeSchema = true)
     Mono<ResponseEntity<Map<String, Object>>> snapshot(@PathVariable String id) {

@@ -26,7 +26,7 @@ import reactor.core.publisher.Mono;
  * seconds and returns a Chrome trace-event JSON file (open it in Perfetto or chrome://tracing).
  */
 @RestController
-@Tag(name = "trace", description = "Execution traces of the scheduler, for Perfetto")
+@Tag(name = "Trace", description = "Execution traces of the scheduler, for Perfetto")
 class TraceController {
 
     static final URI BUSY = ApiProblem.type("trace-busy");
@@ -48,7 +48,7 @@ class TraceController {
      * it (422 out of range or not a mode, 400 not a number); a recording already running is a 409.
      */
     @GetMapping(path = "/api/v1/trace", produces = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "Record the scheduler for N seconds (1 to 30, default 5); a Chrome trace-event file for Perfetto")
+    @Operation(operationId = "recordTrace", summary = "Record the scheduler for N seconds (1 to 30, default 5); a Chrome trace-event file for Perfetto")
     @ApiResponse(responseCode = "200", description = "The trace, as an attachment gosched-trace.json", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "A recording is already running (trace-busy)")
     @ApiResponse(responseCode = "422", description = "seconds or timestamps out of range (invalid-request)")

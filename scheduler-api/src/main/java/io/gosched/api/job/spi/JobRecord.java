@@ -1,6 +1,8 @@
 package io.gosched.api.job.spi;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 import io.gosched.api.job.JobState;
@@ -64,19 +66,37 @@ public record JobRecord(String id, Spec spec, Status status) {
      * @param finishedAt       when it reached a final state, or null
      * @param counters         finished attempts' work, added up
      * @param lastReceived     the last value a recv step took, or null if none (a JSON null is a value)
-     * @param error            why it failed, or null
+     * @param error            why it failed, or null; null again once it is queued for another attempt
+     *                         (the failed attempt keeps it in {@code attempts})
+     * @param attempts         the attempts that ended, oldest first, the last {@value #ATTEMPTS_KEPT} of them; a
+     *                         record written before attempts were kept reads as none
      */
     public record Status(JobState state, long ticket, int attempt, int attemptBase, String node, boolean cancelRequested,
-            Instant queuedAt, Instant startedAt, Instant finishedAt, Counters counters, JsonNode lastReceived, Failure error) {
+            Instant queuedAt, Instant startedAt, Instant finishedAt, Counters counters, JsonNode lastReceived, Failure error,
+            List<Attempt> attempts) {
+
+        /** The most ended attempts a record keeps: manual retries are unbounded, the record is charged to the budget. */
+        public static final int ATTEMPTS_KEPT = 20;
 
         public Status {
             Objects.requireNonNull(state, "state");
             Objects.requireNonNull(counters, "counters");
+            attempts = attempts == null ? List.of() : List.copyOf(attempts);
         }
 
         /** A new job's status: queued under ticket 1. */
         public static Status queued(Instant now) {
-            return new Status(JobState.QUEUED, 1, 0, 0, null, false, now, null, null, Counters.ZERO, null, null);
+            return new Status(JobState.QUEUED, 1, 0, 0, null, false, now, null, null, Counters.ZERO, null, null, List.of());
+        }
+
+        /** {@code attempts} with the running attempt's end appended (only a running job has one to end). */
+        private List<Attempt> ended(Instant now, String outcome, Failure failure) {
+            if (state != JobState.RUNNING || attempt == 0) {
+                return attempts;
+            }
+            List<Attempt> out = new ArrayList<>(attempts);
+            out.add(new Attempt(attempt, node, startedAt, now, outcome, failure));
+            return out.size() > ATTEMPTS_KEPT ? out.subList(out.size() - ATTEMPTS_KEPT, out.size()) : out;
         }
 
         /**
@@ -88,7 +108,7 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw illegal(JobState.RUNNING);
             }
             return new Status(JobState.RUNNING, ticket, attempt + 1, attemptBase, runner, cancelRequested, queuedAt, now, null,
-                    counters, lastReceived, null);
+                    counters, lastReceived, null, attempts);
         }
 
         /** A final state after an attempt, folding the attempt's counters and outcome in. */
@@ -97,16 +117,23 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw illegal(to);
             }
             return new Status(to, ticket, attempt, attemptBase, node, false, queuedAt, startedAt, now, counters.plus(attemptCounters),
-                    received != null ? received : lastReceived, failure);
+                    received != null ? received : lastReceived, failure, ended(now, to.json(), failure));
         }
 
-        /** Back to the queue under the next ticket: an automatic retry ({@code running}) or a manual one (final). */
+        /**
+         * Back to the queue under the next ticket: an automatic retry ({@code running}; the attempt
+         * that ended is recorded, with {@code failure}, or as {@value Attempt#LOST} without one) or a
+         * manual one (final; its last attempt was recorded when it ended). Nothing of the ended
+         * attempt stays as if current: no start, no error.
+         */
         public Status requeued(Instant now, Counters attemptCounters, JsonNode received, Failure failure, boolean resetBudget) {
             if (!state.canMoveTo(JobState.QUEUED)) {
                 throw illegal(JobState.QUEUED);
             }
-            return new Status(JobState.QUEUED, ticket + 1, attempt, resetBudget ? attempt : attemptBase, node, false, now, startedAt,
-                    null, counters.plus(attemptCounters), received != null ? received : lastReceived, failure);
+            String outcome = failure == null ? Attempt.LOST
+                    : Failure.TIMEOUT.equals(failure.reason()) ? JobState.TIMED_OUT.json() : JobState.FAILED.json();
+            return new Status(JobState.QUEUED, ticket + 1, attempt, resetBudget ? attempt : attemptBase, node, false, now, null,
+                    null, counters.plus(attemptCounters), received != null ? received : lastReceived, null, ended(now, outcome, failure));
         }
 
         /**
@@ -120,8 +147,8 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw illegal(JobState.QUEUED);
             }
             int previous = attempt - 1;
-            return new Status(JobState.QUEUED, ticket + 1, previous, attemptBase, node, false, now, previous == 0 ? null : startedAt,
-                    null, counters, lastReceived, null);
+            return new Status(JobState.QUEUED, ticket + 1, previous, attemptBase, node, false, now, null,
+                    null, counters, lastReceived, null, attempts);
         }
 
         /** A running job asked to stop: its node sees this and cancels the run's Context. */
@@ -130,7 +157,7 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw new IllegalStateException("only a running job can be asked to stop; this one is " + state.json());
             }
             return new Status(state, ticket, attempt, attemptBase, node, true, queuedAt, startedAt, finishedAt, counters, lastReceived,
-                    error);
+                    error, attempts);
         }
 
         /** True if the retry policy allows another automatic attempt. */
@@ -141,6 +168,21 @@ public record JobRecord(String id, Spec spec, Status status) {
         private IllegalStateException illegal(JobState to) {
             return new IllegalStateException("illegal transition " + state.json() + " -> " + to.json());
         }
+    }
+
+    /**
+     * One attempt that ended.
+     *
+     * @param number      its attempt number (1 for the first)
+     * @param node        the node that ran it (null in embedded mode's records before a node id was kept)
+     * @param startedAt   when it started
+     * @param finishedAt  when it ended
+     * @param outcome     a final state's wire name ({@code succeeded}, {@code failed}, {@code timed_out},
+     *                    {@code cancelled}), or {@value #LOST} when its node stopped answering and no outcome came
+     * @param error       why it failed, or null
+     */
+    public record Attempt(int number, String node, Instant startedAt, Instant finishedAt, String outcome, Failure error) {
+        public static final String LOST = "lost";
     }
 
     /** Work done by attempts, added up (the live goroutines of a running attempt come as progress). */
@@ -200,6 +242,6 @@ public record JobRecord(String id, Spec spec, Status status) {
                 + " times and no node finished it (each node that took it died or lost the queue); POST /retry runs it again");
         Status s = status;
         return withStatus(new Status(JobState.FAILED, s.ticket(), s.attempt(), s.attemptBase(), s.node(), false, s.queuedAt(),
-                s.startedAt(), now, s.counters(), s.lastReceived(), f));
+                s.startedAt(), now, s.counters(), s.lastReceived(), f, s.ended(now, Attempt.LOST, f)));
     }
 }

@@ -89,7 +89,7 @@ public interface JobStoreContract {
                     for (int i = 0; i < each; i++) {
                         JobStore.Update u = s.update("job-1", r -> r.withStatus(new JobRecord.Status(r.status().state(), r.status().ticket(),
                                 r.status().attempt(), r.status().attemptBase(), r.status().node(), false, r.status().queuedAt(), null, null,
-                                r.status().counters().plus(new JobRecord.Counters(0, 0, 0, 1)), null, null)));
+                                r.status().counters().plus(new JobRecord.Counters(0, 0, 0, 1)), null, null, r.status().attempts())));
                         if (u.applied()) {
                             applied.incrementAndGet();
                         }
