@@ -39,7 +39,8 @@ final class Scheduler {
      * receive whose P's runnext holds the partner that readied it last runs that partner on
      * top of its own frames (a nested continuation) instead of yielding to its M, and goes on
      * without parking if the partner readies it: a ping-pong round trip is one continuation
-     * switch instead of two. See "Direct hand-off" at goparkUnlocked for its rules.
+     * switch instead of two. Opt-in (SchedulerConfig.directHandOff). See "Direct hand-off" at
+     * goparkUnlocked for its rules and for the guarantee it gives up.
      *
      * Stealing. An M with nothing local or global steals: 4 passes over all Ps in a random
      * order (random start, stride coprime with GOMAXPROCS), taking half of a victim's ring; on
@@ -383,6 +384,17 @@ final class Scheduler {
      *    per P); under randomizeScheduler half the time, so that tests see both orders.
      *  - A goroutine snapshot shows A as running, not as waiting on its channel, for as long
      *    as B runs: A has not parked yet.
+     *
+     * Why it is off by default. A B that blocks its thread in the JDK (a monitor, a latch, a
+     * future's get, I/O not wrapped in Go.syscall) cannot step out: nothing tells the runtime.
+     * Sysmon lends a spare P for the blocked M as always, and that P runs every other goroutine,
+     * but not A: A's frames are under B's on the blocked thread's stack, and no other M can
+     * resume them. Without the hand-off on top, A would wait in runnext and the spare P would
+     * steal it. So a B that waits in the JDK for something A does next never wakes (a request
+     * sent to A over a channel and its answer awaited in a CompletableFuture, say);
+     * DirectHandOffTest.aHostGoesOnWhileItsGuestBlocksInTheJdk is that program. The runtime
+     * cannot see such a wait coming, so it cannot choose per hand-off: a program chooses for
+     * all of its goroutines (docs/scheduler.md, "Direct hand-off").
      */
 
     /**
@@ -391,6 +403,9 @@ final class Scheduler {
      * it must park as usual. Executed only by gp, in goparkUnlocked, its waiter queued.
      */
     private boolean runPartnerOnTop(G gp) {
+        if (!sched.directHandOff) {
+            return false;
+        }
         M mp = gp.m;
         P pp = mp.p;
         if (mp.nested || pp == null || gp.locks != 0 || gp.lockedm != null) {

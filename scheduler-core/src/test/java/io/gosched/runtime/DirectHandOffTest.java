@@ -52,7 +52,7 @@ class DirectHandOffTest {
     @Test
     void aPingPongPairRunsThePartnerOnTopOfTheParkingGoroutine() throws Exception {
         int roundTrips = 100_000;
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).build())) {
             long before = nested(rt);
             rt.run(() -> {
                 GoTesting.pingPong(roundTrips);
@@ -71,7 +71,7 @@ class DirectHandOffTest {
     void aChainDoesNotRunTheNextGoroutineOnTop() throws Exception {
         int n = 100;
         int traversals = 1_000;
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).build())) {
             long before = nested(rt);
             long sum = rt.run(() -> {
                 @SuppressWarnings("unchecked")
@@ -120,7 +120,7 @@ class DirectHandOffTest {
         List<Throwable> failures = new CopyOnWriteArrayList<>();
         AtomicLong answered = new AtomicLong();
         AtomicLong pairTrips = new AtomicLong();
-        SchedulerConfig config = SchedulerConfig.builder().gomaxprocs(procs).randomizeScheduling(randomize)
+        SchedulerConfig config = SchedulerConfig.builder().directHandOff(true).gomaxprocs(procs).randomizeScheduling(randomize)
                 .onUncaughtException((t, e) -> failures.add(e)).build();
         record Req(long value, Chan<Long> reply) {
         }
@@ -271,7 +271,7 @@ class DirectHandOffTest {
     void aGoroutineOnTopStepsOutBeforeASyscall() throws Exception {
         AtomicBoolean wasOnTop = new AtomicBoolean();
         AtomicBoolean syscallSawHost = new AtomicBoolean();
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).build())) {
             rt.run(() -> {
                 Chan<Long> ab = Chan.make();
                 Chan<Long> ba = Chan.make();
@@ -296,6 +296,69 @@ class DirectHandOffTest {
     }
 
     /**
+     * The partner blocks its thread in the JDK (a latch's await, not wrapped in Go.syscall),
+     * waiting for something the goroutine that just handed off to it will do once it goes on.
+     * Nothing tells the runtime. Returns {ran on top, the partner saw the other go on}.
+     */
+    private static boolean[] guestBlocksInTheJdk(boolean directHandOff, long awaitMillis) throws Exception {
+        AtomicBoolean wasOnTop = new AtomicBoolean();
+        AtomicBoolean guestSawHost = new AtomicBoolean();
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).directHandOff(directHandOff).build())) {
+            rt.run(() -> {
+                Chan<Long> ab = Chan.make();
+                Chan<Long> ba = Chan.make();
+                Chan<Long> gate = Chan.make();
+                CountDownLatch hostWentOn = new CountDownLatch(1);
+                Chan<Boolean> finished = Chan.make(1);
+                warmPair(ab, ba, gate, () -> {
+                    ab.recv(); // takes the other's value: readies it
+                    wasOnTop.set(onTop());
+                    try {
+                        guestSawHost.set(hostWentOn.await(awaitMillis, TimeUnit.MILLISECONDS));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    finished.send(true);
+                });
+                gate.send(0L);
+                ab.send(100L); // parks; the partner takes this value and blocks its thread
+                hostWentOn.countDown();
+                finished.recv();
+                return null;
+            });
+        }
+        return new boolean[] {wasOnTop.get(), guestSawHost.get()};
+    }
+
+    /**
+     * By default nothing runs on top, so the readied goroutine waits in runnext, where sysmon's
+     * spare P (lent because the M is blocked in the JDK) takes it: the latch opens.
+     */
+    @Test
+    void byDefaultAGoroutineBlockedInTheJdkLeavesItsPartnerFreeToRun() throws Exception {
+        boolean[] r = guestBlocksInTheJdk(false, 10_000);
+        assertThat(r[0]).as("nothing ran on top by default").isFalse();
+        assertThat(r[1]).as("the goroutine blocked in the JDK saw its partner go on").isTrue();
+    }
+
+    /**
+     * The guarantee the option gives up (SchedulerConfig.directHandOff): a guest blocked in the
+     * JDK keeps its host under it until the wait returns, here by its timeout. If this starts to
+     * fail, the option got safer: say so in SchedulerConfig and docs/scheduler.md.
+     */
+    @Test
+    void withDirectHandOffAGuestBlockedInTheJdkHoldsItsHostUntilItReturns() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            boolean[] r = guestBlocksInTheJdk(true, 300);
+            if (r[0]) {
+                assertThat(r[1]).as("the host stayed under its guest while the guest waited in the JDK").isFalse();
+                return;
+            }
+        }
+        throw new AssertionError("the partner never ran on top in three tries");
+    }
+
+    /**
      * The same for lockOSThread: a goroutine wired to its thread parks in place, keeping its M;
      * on top of its host, the host would stay under it. It steps out first, and both go on.
      */
@@ -303,7 +366,7 @@ class DirectHandOffTest {
     void aGoroutineOnTopStepsOutBeforeLockingItsThread() throws Exception {
         AtomicBoolean wasOnTop = new AtomicBoolean();
         CountDownLatch done = new CountDownLatch(1);
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).build())) {
             Chan<Long> ab = Chan.make();
             Chan<Long> ba = Chan.make();
             Chan<Long> gate = Chan.make();
@@ -345,7 +408,7 @@ class DirectHandOffTest {
         CountDownLatch guestLooping = new CountDownLatch(1);
         CountDownLatch guestDone = new CountDownLatch(1);
         boolean byGuest = tag.equals("guest");
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).sysmon(false).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(2).sysmon(false).build())) {
             Chan<Long> ab = Chan.make();
             Chan<Long> ba = Chan.make();
             Chan<Long> gate = Chan.make();
@@ -416,7 +479,7 @@ class DirectHandOffTest {
      */
     @Test
     void aPinnedGoroutineDoesNotRunItsPartnerOnTop() throws Exception {
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).build())) {
             rt.run(() -> {
                 Chan<Long> ab = Chan.make();
                 Chan<Long> ba = Chan.make();
@@ -499,7 +562,7 @@ class DirectHandOffTest {
     @Test
     void aPairOfDeepGoroutinesStillRunsOnTopOfEachOther() throws Exception {
         int depth = parkableDepthOfOneThreadStack() * 9 / 10;
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).build())) {
             long before = nested(rt);
             rt.run(() -> {
                 Chan<Long> ab = Chan.make();
@@ -535,7 +598,7 @@ class DirectHandOffTest {
     @Test
     void aDueTimerOnThePairsPIsNotPassedOver() throws Exception {
         long cap = 20_000_000;
-        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).sysmon(false).build())) {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().directHandOff(true).gomaxprocs(1).sysmon(false).build())) {
             long trips = rt.run(() -> {
                 AtomicBoolean woke = new AtomicBoolean();
                 Chan<Boolean> asleep = Chan.make(1);
