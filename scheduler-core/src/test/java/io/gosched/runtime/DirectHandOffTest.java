@@ -456,19 +456,19 @@ class DirectHandOffTest {
      */
     @Test
     void aHostItsGuestReadiedGoesOnWhileTheGuestRunsOn() throws Exception {
-        boolean onTop = false;
-        for (int i = 0; i < 3 && !onTop; i++) {
-            onTop = hostGoesOnWhileItsGuestLoops("guest");
-        }
-        assertThat(onTop).as("the partner ran on top of the parking goroutine in one of three tries").isTrue();
+        hostGoesOnWhileItsGuestLoopsInOneOfThreeTries("guest");
     }
 
     /** A host readied by a platform thread while its guest runs on goes on at the guest's next safe point. */
     @Test
     void aHostReadiedByAThirdPartyGoesOnAtItsGuestsNextSafePoint() throws Exception {
+        hostGoesOnWhileItsGuestLoopsInOneOfThreeTries("thread");
+    }
+
+    private static void hostGoesOnWhileItsGuestLoopsInOneOfThreeTries(String tag) throws Exception {
         boolean onTop = false;
         for (int i = 0; i < 3 && !onTop; i++) {
-            onTop = hostGoesOnWhileItsGuestLoops("thread");
+            onTop = hostGoesOnWhileItsGuestLoops(tag);
         }
         assertThat(onTop).as("the partner ran on top of the parking goroutine in one of three tries").isTrue();
     }
