@@ -528,8 +528,10 @@ public final class Compare {
         return switch (w.id() + "/" + metric) {
             case "spawn/ns_op" -> "ns per goroutine";
             case "pingpong/ns_op" -> "ns per round trip";
+            case "pingpong1p/ns_op" -> "ns per round trip, 1 P";
             case "prodcons/ns_op", "prodcons0/ns_op" -> "ns per message";
             case "chain/us_op" -> "µs per traversal";
+            case "chain1p/us_op" -> "µs per traversal, 1 P";
             case "forkjoin/ms" -> "ms per fib(" + w.n(false) + ")";
             case "timers/total_ms" -> "total ms";
             case "timers/late_ms" -> "mean lateness ms";
