@@ -463,13 +463,13 @@ func run(workload string, n, m int64) (result, error) {
 	switch workload {
 	case "spawn":
 		return spawn(n), nil
-	case "pingpong":
+	case "pingpong", "pingpong1p": // the driver runs pingpong1p with GOMAXPROCS=1
 		return pingpong(n), nil
 	case "prodcons":
 		return prodcons(n, int(m)), nil
 	case "prodcons0":
 		return prodcons(n, 0), nil
-	case "chain":
+	case "chain", "chain1p":
 		return chain(n, m), nil
 	case "forkjoin":
 		return forkjoin(n), nil

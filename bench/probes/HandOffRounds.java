@@ -5,7 +5,8 @@ import io.gosched.runtime.SchedulerConfig;
 
 /**
  * Probe (not part of the build): rounds of a hand-off workload in one runtime, one line per
- * round ("round R X ns" or "round R X us"), for bench/probes/alternate-jars.sh. Workloads:
+ * round ("round R X ns cpu C vcs V" or "round R X us cpu C vcs V": C is the process's CPU time over the same
+ * span, all threads, in the same unit), for bench/probes/alternate-jars.sh. Workloads:
  * "pingpong" (n round trips, ns each; n defaults to 2,000,000), "gosched" (two goroutines
  * yielding n times each, ns per round trip, as compare.sh's gosched row on 1 P) and "chain"
  * (10,000 goroutines, 100 traversals, µs each).
@@ -24,12 +25,37 @@ public class HandOffRounds {
         int procs = Integer.parseInt(a[1]);
         int rounds = Integer.parseInt(a[2]);
         int n = a.length > 3 ? Integer.parseInt(a[3]) : 2_000_000;
+        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(procs).build())) {
             for (int r = 0; r < rounds; r++) {
+                long cs0 = voluntaryContextSwitches();
+                long cpu0 = os.getProcessCpuTime();
                 long x = rt.run(() -> chain ? chain() : gosched ? gosched(n) : pingpong(n));
-                System.out.println("round " + r + " " + x + (chain ? " us" : " ns"));
+                long ops = chain ? 100 : n; // per traversal, per round trip
+                double cpu = (os.getProcessCpuTime() - cpu0) / (double) ops / (chain ? 1000 : 1);
+                double cs = (voluntaryContextSwitches() - cs0) / (double) ops;
+                System.out.printf("round %d %d %s cpu %.0f vcs %.4f%n", r, x, chain ? "us" : "ns", cpu, cs);
             }
         }
+    }
+
+    /** Voluntary context switches of every thread of this process so far (/proc/self/task/N/status). */
+    static long voluntaryContextSwitches() throws java.io.IOException {
+        long v = 0;
+        try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/task"))) {
+            for (var t : tasks.toList()) {
+                try {
+                    for (String l : java.nio.file.Files.readAllLines(t.resolve("status"))) {
+                        if (l.startsWith("voluntary_ctxt_switches:")) {
+                            v += Long.parseLong(l.substring(24).trim());
+                        }
+                    }
+                } catch (java.io.IOException gone) {
+                    // a thread that ended meanwhile
+                }
+            }
+        }
+        return v;
     }
 
     static long pingpong(int n) {

@@ -17,12 +17,16 @@ public enum BenchWorkload {
     SPAWN("spawn", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
     /** n round trips over two unbuffered channels. Metric: ns per round trip. check = n(n+1)/2. */
     PINGPONG("pingpong", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
+    /** {@link #PINGPONG} on ONE P (every peer's parallelism 1), as the gosched row. */
+    PINGPONG1("pingpong1p", 1_000_000, 0, 100_000, 0, 1, List.of("ns_op")),
     /** 4 producers x 4 consumers over a 128-slot channel, n messages. Metric: ns per message. */
     PRODCONS("prodcons", 4_000_000, 128, 400_000, 128, 2, List.of("ns_op")),
     /** As prodcons over an unbuffered channel, n messages. Metric: ns per message. */
     PRODCONS0("prodcons0", 1_000_000, 0, 100_000, 0, 2, List.of("ns_op")),
     /** A daisy chain of n goroutines, m traversals. Metric: microseconds per traversal. check = n*m. */
     CHAIN("chain", 10_000, 100, 10_000, 10, 2, List.of("us_op")),
+    /** {@link #CHAIN} on ONE P (every peer's parallelism 1). */
+    CHAIN1("chain1p", 10_000, 100, 10_000, 10, 1, List.of("us_op")),
     /** fib(n), one goroutine spawned per call above n=2, joined through a 1-slot channel. Metric: ms. */
     FORKJOIN("forkjoin", 25, 0, 25, 0, 2, List.of("ms")),
     /** n goroutines each sleeping m times for 1..50 ms. Metrics: total ms, mean lateness ms. check = n*m. */
@@ -79,7 +83,10 @@ public enum BenchWorkload {
 
     public long m(boolean quick) { return quick ? quickM : m; }
 
-    /** GOMAXPROCS (and the matching parallelism of every peer) this workload runs under. */
+    /**
+     * GOMAXPROCS (and the matching parallelism of every peer) this workload runs under: 1 for the
+     * one-P workloads (gosched, pingpong1p, chain1p), else 2, which --procs replaces.
+     */
     public int procs() { return procs; }
 
     /** The metrics shown in the comparison table, lower is better for all of them. */
@@ -96,12 +103,12 @@ public enum BenchWorkload {
     public long expected(long n, long m) {
         return switch (this) {
             case SPAWN -> n;
-            case PINGPONG -> n * (n + 1) / 2;
+            case PINGPONG, PINGPONG1 -> n * (n + 1) / 2;
             case PRODCONS, PRODCONS0, SELECT -> {
                 long total = messages(n);
                 yield total * (total - 1) / 2;
             }
-            case CHAIN -> n * m;
+            case CHAIN, CHAIN1 -> n * m;
             case FORKJOIN -> fib(n);
             case TIMERS -> n * m;
             case HOG -> 1;

@@ -45,10 +45,10 @@ public interface Peer extends AutoCloseable {
     default Result run(BenchWorkload w, long n, long m) throws Exception {
         return switch (w) {
             case SPAWN -> spawn(n);
-            case PINGPONG -> pingpong(n);
+            case PINGPONG, PINGPONG1 -> pingpong(n);
             case PRODCONS -> prodcons(n, (int) m);
             case PRODCONS0 -> prodcons(n, 0);
-            case CHAIN -> chain(n, m);
+            case CHAIN, CHAIN1 -> chain(n, m);
             case FORKJOIN -> forkjoin((int) n);
             case TIMERS -> timers(n, m);
             case HOG -> hog(n);

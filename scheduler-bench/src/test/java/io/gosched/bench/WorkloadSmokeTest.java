@@ -26,9 +26,9 @@ class WorkloadSmokeTest {
 
     private static long[] tinySize(BenchWorkload w) {
         return switch (w) {
-            case SPAWN, PINGPONG, PRODCONS0, SELECT, GOSCHED -> new long[] {2_000, 0};
+            case SPAWN, PINGPONG, PINGPONG1, PRODCONS0, SELECT, GOSCHED -> new long[] {2_000, 0};
             case PRODCONS -> new long[] {8_000, 128};
-            case CHAIN -> new long[] {100, 5};
+            case CHAIN, CHAIN1 -> new long[] {100, 5};
             case FORKJOIN -> new long[] {15, 0};
             case TIMERS -> new long[] {200, 2};
             case HOG -> new long[] {200, 0};

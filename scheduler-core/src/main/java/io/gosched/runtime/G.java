@@ -54,6 +54,11 @@ final class G implements Runnable {
     static final byte OP_PREEMPT = 3;
     /** exitsyscall found no P: to the global queue, the M stops. */
     static final byte OP_EXITSYSCALL = 4;
+    /**
+     * A goroutine running on top of a parked partner (Scheduler, "Direct hand-off") steps out
+     * before it enters a syscall or wires itself to its thread: into runnext, not chained.
+     */
+    static final byte OP_UNNEST = 5;
 
     private static final VarHandle STATUS;
     private static final VarHandle SELECT_DONE;
@@ -114,6 +119,17 @@ final class G implements Runnable {
      * readied it. Written by whoever queues the G. See "The quantum without sysmon" in Scheduler.
      */
     boolean chained;
+
+    /**
+     * The low byte of the goid of the goroutine whose hand-off readied this G last (written by
+     * that goroutine in goready; 0 before the first). When this G is about to park and the G in
+     * its P's runnext matches it, the two are a pair passing the turn back and forth, and the
+     * partner runs on top of this G's frames (Scheduler, "Direct hand-off"). A byte, because it
+     * fills the one free byte of the G's layout: a goroutine is 96 bytes with compact headers
+     * and a long would make it 104. A false match (goids 256 apart) only runs a partner on top
+     * that was not going to ready this G: correct, and as fast as the usual switch.
+     */
+    byte readier;
 
     /** Set by a waker before {@code goready}: what woke the G (Go's gp.param). */
     Object param;
@@ -311,6 +327,18 @@ final class G implements Runnable {
     void yieldedToRunnable() {
         assert status == RUNNING : "yieldedToRunnable: goroutine " + goid + " is " + statusName(status);
         STATUS.setRelease(this, RUNNABLE);
+    }
+
+    /**
+     * READIED to RUNNING by the G's own M, after a direct hand-off (Scheduler, "Direct
+     * hand-off"), with a release store instead of a CAS: a READIED G's status belongs to its M
+     * alone (a waker that finds it READIED fails, a snapshot sets SCAN only on WAITING and
+     * RUNNABLE), as a RUNNING one's does in {@link #yieldedToRunnable}. One locked instruction
+     * fewer per round trip of a pair.
+     */
+    void readiedToRunning() {
+        assert status == READIED : "readiedToRunning: goroutine " + goid + " is " + statusName(status);
+        STATUS.setRelease(this, RUNNING);
     }
 
     /** For a G not yet visible to anyone else (just allocated). */

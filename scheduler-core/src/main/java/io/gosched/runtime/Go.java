@@ -55,6 +55,7 @@ public final class Go {
         if (gp.lockedExt == Short.MAX_VALUE) {
             throw new IllegalStateException("LockOSThread nesting overflow");
         }
+        Scheduler.leaveHost(gp); // a locked goroutine parks in place: not above a partner's frames
         gp.lockedExt++;
         M mp = gp.m;
         mp.lockedg = gp;

@@ -23,6 +23,18 @@ final class M extends Thread {
     /** See "Spinning and wakep" in Scheduler. Written only by this M. */
     boolean spinning;
     /**
+     * A goroutine runs on top of the frames of the partner that readied it, which is parking
+     * (Scheduler, "Direct hand-off"). Written and read only by this M's thread: by the host's
+     * frames around the nested run, and by the guest running on top, which steps out before a
+     * syscall or lockOSThread (Scheduler.leaveHost). Read racily by a waker readying the host.
+     */
+    boolean nested;
+    /**
+     * While nested: the guest readied its host, which waits under it for the guest's next park
+     * (see Scheduler.unburyHost). Written by this M's thread; read racily by thieves.
+     */
+    boolean hostReady;
+    /**
      * Whether the G findRunnable just returned inherits the time slice (it came from runnext).
      * This M's own: see "findRunnable's and stealWork's second results" in Scheduler.
      */
@@ -107,8 +119,26 @@ final class M extends Thread {
     /** The park note: set by notewakeup, consumed by notesleep. */
     private volatile boolean wakeup;
 
+    /**
+     * The stack size of an M's thread: twice the JVM's for a thread (ThreadStackSize, -Xss).
+     * A goroutine run on top of its host in a direct hand-off (Scheduler, "Direct hand-off") has
+     * the rest of its host's stack, so with twice the size each of the two still has at least
+     * the stack one goroutine had alone before. Only the pages a goroutine touches cost memory.
+     * 0 (the JVM's default) when the size is unknown.
+     */
+    static final long STACK_SIZE = 2 * threadStackSize();
+
+    private static long threadStackSize() {
+        try {
+            var diag = java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+            return Long.parseLong(diag.getVMOption("ThreadStackSize").getValue()) * 1024;
+        } catch (RuntimeException | LinkageError e) {
+            return 0;
+        }
+    }
+
     M(Sched sched, int mid) {
-        super(sched.threadGroup, null, sched.threadNamePrefix + mid, 0, false);
+        super(sched.threadGroup, null, sched.threadNamePrefix + mid, STACK_SIZE, false);
         this.sched = sched;
         this.mid = mid;
         setDaemon(true);

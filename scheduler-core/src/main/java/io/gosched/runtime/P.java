@@ -36,7 +36,9 @@ final class P {
     static final int C_PREEMPTIONS = 5;
     static final int C_TIMERS_FIRED = 6;
     static final int C_NETPOLL_READY = 7;
-    static final int N_COUNTERS = 8;
+    /** Hand-offs run on top of the parking partner (Scheduler, "Direct hand-off"). */
+    static final int C_NESTED = 8;
+    static final int N_COUNTERS = 9;
     /** Counters occupy a padded array of their own: 16 longs keep neighbours off their line. */
     private static final int COUNTER_SLOTS = 16;
 

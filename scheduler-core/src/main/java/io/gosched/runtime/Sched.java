@@ -27,6 +27,8 @@ final class Sched {
      * runtime without it pays one load of a constant per runqput, not a random draw.
      */
     final boolean randomizeScheduler;
+    /** SchedulerConfig.directHandOff: see Scheduler, "Direct hand-off". Final, read on every park. */
+    final boolean directHandOff;
     final Scheduler scheduler;
     /** Spare Ps lent for hogs (see Sysmon, "Hogs"). */
     final SpareLending lending;
@@ -185,6 +187,7 @@ final class Sched {
         this.config = config;
         this.quantumNanos = config.sysmon() ? config.preemptQuantum().toNanos() : 0;
         this.randomizeScheduler = config.randomizeScheduling();
+        this.directHandOff = config.directHandOff();
         this.nanoClock = config.nanoClock();
         this.systemClock = config.systemClock();
         this.lastpoll.set(nanotime() | 1);

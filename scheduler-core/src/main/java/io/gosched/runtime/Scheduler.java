@@ -35,6 +35,13 @@ final class Scheduler {
      * to the global queue's tail. A full ring moves half of itself plus the new G to the global
      * queue in one batch (runqputslow).
      *
+     * Direct hand-off (a JVM departure). A goroutine about to park in a channel send or
+     * receive whose P's runnext holds the partner that readied it last runs that partner on
+     * top of its own frames (a nested continuation) instead of yielding to its M, and goes on
+     * without parking if the partner readies it: a ping-pong round trip is one continuation
+     * switch instead of two. Opt-in (SchedulerConfig.directHandOff). See "Direct hand-off" at
+     * goparkUnlocked for its rules and for the guarantee it gives up.
+     *
      * Stealing. An M with nothing local or global steals: 4 passes over all Ps in a random
      * order (random start, stride coprime with GOMAXPROCS), taking half of a victim's ring; on
      * the last pass it may also take the victim's runnext, after a ~3 µs pause when the victim
@@ -235,24 +242,38 @@ final class Scheduler {
     /** {@link #goready(G, boolean)} by a caller running on mp (null: not on an M), found once by its operation. */
     static void goready(G gp, boolean mayStillRun, M mp) {
         Scheduler s = gp.sched.scheduler;
+        P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
+        // A goroutine hands off; a timer, the poller or a platform thread does not.
+        G readier = pp != null ? mp.curg() : null;
         boolean readied = false;
         if (!gp.tryCasgstatus(G.WAITING, G.RUNNABLE)) {
             if (mayStillRun) {
+                if (readier != null) {
+                    // Timed before the CAS that lets gp's own M run it on: a G readied before it
+                    // parked, and a host readied by its guest (see "Direct hand-off"), make the
+                    // same runnable-to-running transition as one queued in runnext.
+                    s.trackHandOff(gp, pp.cheaprand());
+                }
                 readied = readyBeforePark(gp);
             } else {
                 gp.casgstatus(G.WAITING, G.RUNNABLE); // fails loudly, naming the status found
             }
         }
-        P pp = mp != null && mp.sched == gp.sched ? mp.p : null;
+        if (readier != null) {
+            gp.readier = (byte) readier.goid; // a byte store: no barrier (see G.readier)
+        }
         if (gp.sched.trace.on) {
-            G readier = mp != null ? mp.curg() : null;
-            gp.sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_UNPARK, readier != null ? readier.goid : -1);
+            G tr = mp != null ? mp.curg() : null;
+            gp.sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_UNPARK, tr != null ? tr.goid : -1);
         }
         if (readied) {
-            return; // its own M runs it again (see parkM); nothing to queue, nobody to wake
+            // Its own M runs it again (see parkM); nothing to queue, nobody to wake. If it is a
+            // host under a guest that did not ready it, the guest yields at its next safe point.
+            hostReadied(gp, readier);
+            return;
         }
         if (pp != null) {
-            boolean chained = mp.curg() != null; // a goroutine hands off; a timer or the poller does not
+            boolean chained = readier != null;
             int rnd = pp.cheaprand();
             if (chained) {
                 s.trackHandOff(gp, rnd);
@@ -310,12 +331,209 @@ final class Scheduler {
             gp.setWaitreason(code);
         }
         gp.waitSince = gp.sched.coarseNanotime;
+        if (gp.sched.scheduler.runPartnerOnTop(gp)) {
+            return true; // readied while its partner ran on top of it: see "Direct hand-off"
+        }
         gp.op = G.OP_PARK;
         if (!yieldToScheduler(gp)) {
             gp.op = G.OP_NONE;
             return false;
         }
         return true;
+    }
+
+    /*
+     * Direct hand-off (a JVM departure: fewer continuation switches per hop). Two goroutines
+     * passing the turn back and forth over unbuffered channels (a ping-pong, a request and its
+     * reply) cost Go two gogo switches a round trip, a few ns each. Here a switch is a JDK
+     * continuation freeze and thaw, about 60 ns a pair on this project's VMs, plus a pass through
+     * schedule and findRunnable. So when a goroutine A is about to park in a plain channel send
+     * or receive (goparkUnlocked: its sudog is queued and the channel unlocked) and the G in its
+     * P's runnext is B, the goroutine whose hand-off readied A last (G.readier), A's own frames
+     * run B: Continuation.run of B from inside A's continuation, a nested continuation the JDK
+     * supports, on the same M and P, as the M would have run B from runnext next (B inherits
+     * the slice, the clock look of "The quantum without sysmon" is made as for any runnext
+     * hand-off). When B yields, control comes back into A's frames, and what B asked for is
+     * done as the M does it (execute: park, Gosched, preemption, exit). If B's hand-off readied
+     * A meanwhile, A is READIED, as a G readied between its unlock and its yield always was
+     * (goready does not queue it, see goparkUnlocked), and A goes on: it was never frozen, nor
+     * thawed, and no scheduler pass ran for it. Otherwise A parks as before. A round trip of a
+     * pair is then one freeze and one thaw instead of two of each: the 1-P ping-pong went from
+     * ~335 to ~220 ns a round trip (bench/results/NOTES.md, issue 48).
+     *
+     * While B runs on top, A is RUNNING (it is on its way into its park), its P's runnext holds
+     * no G of the pair, and M.nested is set: B never runs another goroutine on top of itself,
+     * so the M's stack holds at most two goroutines' frames. What this changes, and how:
+     *  - A, once readied, cannot be run by another P while B runs above it, as it could be
+     *    from runnext. Readied by B, A waits for B's next park, as a G in runnext waits for the
+     *    running G on its P; and as for one, goready wakes a spinning M, which, if B still runs
+     *    above the readied A after Go's runnext-steal pause, asks B to yield at its next safe
+     *    point (unburyHost): B goes to the global queue (that M takes it) and A goes on, so the
+     *    two run in parallel as after Go's steal of runnext. Readied by anyone else (a third
+     *    goroutine, a platform thread), A does not wait: the waker asks B to yield at once.
+     *    A B that never reaches a safe point keeps A under it (as it keeps its own P: see
+     *    Sysmon, "Hogs").
+     *  - B must not block its M while A lies under it: before a syscall or lockOSThread B
+     *    steps out (leaveHost: back into runnext, A goes on or parks, and B's call proceeds when
+     *    an M runs it at the top of its stack). A B pinned by a native frame cannot step out and
+     *    makes its syscall on top of A.
+     *  - Nothing the M looks at before runnext is skipped: B is not run on top when this P has
+     *    a due timer or it is the global queue's turn (every 61st schedtick), when the world is
+     *    stopping or the runtime halting, when A is pinned (procPin) or locked to its thread,
+     *    when B is locked to another M, or while a trace is recorded (its events assume one G
+     *    per P); under randomizeScheduler half the time, so that tests see both orders.
+     *  - A goroutine snapshot shows A as running, not as waiting on its channel, for as long
+     *    as B runs: A has not parked yet.
+     *
+     * Why it is off by default. A B that blocks its thread in the JDK (a monitor, a latch, a
+     * future's get, I/O not wrapped in Go.syscall) cannot step out: nothing tells the runtime.
+     * Sysmon lends a spare P for the blocked M as always, and that P runs every other goroutine,
+     * but not A: A's frames are under B's on the blocked thread's stack, and no other M can
+     * resume them. Without the hand-off on top, A would wait in runnext and the spare P would
+     * steal it. So a B that waits in the JDK for something A does next never wakes (a request
+     * sent to A over a channel and its answer awaited in a CompletableFuture, say);
+     * DirectHandOffTest.aHostGoesOnWhileItsGuestBlocksInTheJdk is that program. The runtime
+     * cannot see such a wait coming, so it cannot choose per hand-off: a program chooses for
+     * all of its goroutines (docs/scheduler.md, "Direct hand-off").
+     */
+
+    /**
+     * Runs the partner in gp's runnext on top of gp's frames if the rules of "Direct hand-off"
+     * allow. Returns true when gp was readied meanwhile (it goes on without parking), false when
+     * it must park as usual. Executed only by gp, in goparkUnlocked, its waiter queued.
+     */
+    private boolean runPartnerOnTop(G gp) {
+        if (!sched.directHandOff) {
+            return false;
+        }
+        M mp = gp.m;
+        P pp = mp.p;
+        if (mp.nested || pp == null || gp.locks != 0 || gp.lockedm != null) {
+            return false;
+        }
+        G b = pp.runq.peekNext();
+        if (b == null || (byte) b.goid != gp.readier || !b.chained || b.lockedm != null) {
+            return false;
+        }
+        if (sched.trace.on || sched.gcwaiting || sched.stopping
+                || (sched.randomizeScheduler && (pp.cheaprand() & 1) == 0)) {
+            return false;
+        }
+        long wake = pp.timers.wakeTime();
+        if ((wake != 0 && wake <= sched.nanotime())
+                || (pp.schedtick() % GLOBAL_RUNQ_CHECK == 0 && !sched.runq.isEmpty())) {
+            return false; // findRunnable runs those first: let the M see to them
+        }
+        b = pp.runq.getNext();
+        if (b == null) {
+            return false; // a thief took it
+        }
+        if (sliceExpired(pp)) {
+            preemptChain(pp, b);
+            return false;
+        }
+        pp.count(P.C_NESTED);
+        mp.nested = true;
+        try {
+            do {
+                b = execute(mp, b, true);
+                if (b != null && (sched.stopping || gp.status() == G.READIED)) {
+                    if (!sched.stopping) {
+                        // b's park was cancelled (readied before it parked) while gp was readied
+                        // too: gp goes on, b waits in runnext as after any hand-off.
+                        runqput(mp.p, b, true);
+                    }
+                    b = null;
+                }
+            } while (b != null);
+        } finally {
+            mp.nested = false;
+            mp.hostReady = false;
+        }
+        mp.setCurg(gp);
+        if (gp.status() != G.READIED) {
+            return false;
+        }
+        gp.readiedToRunning();
+        pp = mp.p;
+        pp.count(P.C_SCHEDULES);
+        recordRunnableLatency(pp, gp);
+        if (sched.trace.on) {
+            sched.trace.recordAt(pp, System.nanoTime(), gp.goid, Trace.K_GO_START, 0); // tracing began meanwhile
+        }
+        return true;
+    }
+
+    /**
+     * gp, RUNNING, was just marked READIED by readier (null: not a goroutine). If gp is a host
+     * whose guest runs on top of it (see "Direct hand-off"): readied by anyone else, the guest is
+     * asked to yield at its next safe point, so that gp goes on; readied by the guest itself, gp
+     * is left to the guest's next park, as a G in runnext is to the running G on its P, and as
+     * for one, a spinning M is woken that may ask the guest to step aside if it runs on
+     * (unburyHost). Racy reads of gp's M: a stale answer costs at most one early preemption.
+     * Can be executed by any thread.
+     */
+    private static void hostReadied(G gp, G readier) {
+        M hm = gp.m;
+        if (hm != null && hm.nested) {
+            G guest = hm.curg();
+            if (guest == null || guest == gp) {
+                return;
+            }
+            if (guest != readier) {
+                guest.preempt = true;
+            } else {
+                hm.hostReady = true; // hm is the caller's own M: the guest runs on it
+                gp.sched.scheduler.wakep();
+            }
+        }
+    }
+
+    /**
+     * A thief's runnext steal, for a host under its guest (see "Direct hand-off"): p2's M runs a
+     * guest that readied its host, which no other P can take from there. As grab does before it
+     * takes a running victim's runnext, the thief pauses (Go's usleep(3)); if the same guest
+     * still runs above its readied host then, it is asked to yield at its next safe point (to
+     * the global queue, where this thief finds it), and the host goes on: the two run in
+     * parallel, as they would after Go's thief took the host from runnext. A pair that parks
+     * in the meantime has run another hand-off (p2's C_NESTED moved on): left alone, as grab
+     * leaves a refilled runnext. Returns whether p2 held such a host (the thief then looks again,
+     * as after a back-off). Racy reads of p2's M; a stale one costs an early preemption.
+     * Executed by a spinning M on its last steal pass.
+     */
+    private static boolean unburyHost(P p2) {
+        M vm = p2.m;
+        if (vm == null || !vm.nested || !vm.hostReady) {
+            return false;
+        }
+        long nests = p2.counter(P.C_NESTED);
+        LockSupport.parkNanos(3_000);
+        if (p2.m == vm && vm.nested && vm.hostReady && p2.counter(P.C_NESTED) == nests) {
+            G guest = vm.curg();
+            if (guest != null) {
+                guest.preempt = true;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A goroutine about to enter a syscall or wire itself to its thread, running on top of a
+     * parked partner (see "Direct hand-off"), steps out first: it yields into runnext
+     * (OP_UNNEST, not chained, so that its partner does not take it on top again) and proceeds
+     * when an M runs it. Without this its host would stay under a blocked M, and a host the
+     * syscall waits for would never run. Pinned (a native frame), it cannot, and stays.
+     * Executed only by gp.
+     */
+    static void leaveHost(G gp) {
+        M mp = gp.m;
+        if (mp != null && mp.nested) {
+            assert mp.curg() == gp : "leaveHost: goroutine " + gp.goid + " is not the one on top";
+            gp.op = G.OP_UNNEST;
+            if (!Coroutine.yieldToScheduler()) {
+                gp.op = G.OP_NONE;
+            }
+        }
     }
 
     /**
@@ -720,17 +938,7 @@ final class Scheduler {
             }
             boolean inheritTime = mp.inheritTime;
             if (inheritTime && gp.chained && sliceExpired(mp.p)) {
-                // The chain of hand-offs used up its slice: preempt it here, its next G goes to
-                // the global queue's tail as a preempted one would (gopreempt_m), and the P
-                // looks for other work. See "The quantum without sysmon".
-                P pp = mp.p;
-                pp.count(P.C_PREEMPTIONS);
-                trackRunnable(gp, pp.cheaprand());
-                if (sched.trace.on) {
-                    sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
-                }
-                globrunqputTakingLock(gp);
-                wakep();
+                preemptChain(mp.p, gp);
                 continue;
             }
             while (gp != null) {
@@ -778,6 +986,22 @@ final class Scheduler {
      * before it, and runs at once as in Go. Only with sysmon on (a runtime without sysmon does not
      * preempt at all), and on sysmon's clock (SchedulerConfig.nanoClock).
      */
+
+    /**
+     * The chain of hand-offs on pp used up its slice: preempt it where its next G, gp, would
+     * have inherited the slice. gp goes to the global queue's tail as a preempted one would
+     * (gopreempt_m), and the P looks for other work. See "The quantum without sysmon".
+     * Executed only by the owner of pp.
+     */
+    private void preemptChain(P pp, G gp) {
+        pp.count(P.C_PREEMPTIONS);
+        trackRunnable(gp, pp.cheaprand());
+        if (sched.trace.on) {
+            sched.trace.recordUntimed(pp, gp.goid, Trace.K_GO_PREEMPT, 0);
+        }
+        globrunqputTakingLock(gp);
+        wakep();
+    }
 
     /** The most runnext hand-offs the owner of a P lets pass between two reads of the clock (a power of two). */
     static final int HANDOFF_CLOCK_PERIOD_MAX = 64;
@@ -845,12 +1069,7 @@ final class Scheduler {
             pp.incSchedtick();
         }
         pp.count(P.C_SCHEDULES);
-        long since = gp.runnableSince;
-        if (since != 0) {
-            gp.runnableSince = 0;
-            long d = System.nanoTime() - since;
-            pp.recordLatency(LatencyBuckets.bucket(d), d, gp.runnableWeight);
-        }
+        recordRunnableLatency(pp, gp);
         if (sched.trace.on) {
             long ts = mp.traceClock;
             mp.traceClock = 0;
@@ -903,9 +1122,25 @@ final class Scheduler {
             case G.OP_GOSCHED -> goschedImpl(mp, gp, false);
             case G.OP_PREEMPT -> goschedImpl(mp, gp, true);
             case G.OP_EXITSYSCALL -> exitsyscall0(mp, gp);
+            case G.OP_UNNEST -> {
+                assert mp.nested : "OP_UNNEST outside a direct hand-off";
+                gp.yieldedToRunnable();
+                gp.chained = false; // not taken on top again: see leaveHost
+                runqput(mp.p, gp, true);
+            }
             default -> throw new IllegalStateException("goroutine " + gp.goid + " yielded without a reason");
         }
         return null;
+    }
+
+    /** The runnable-to-running latency of gp, if it was picked for timing (see LatencyBuckets). Owner of pp only. */
+    private static void recordRunnableLatency(P pp, G gp) {
+        long since = gp.runnableSince;
+        if (since != 0) {
+            gp.runnableSince = 0;
+            long d = System.nanoTime() - since;
+            pp.recordLatency(LatencyBuckets.bucket(d), d, gp.runnableWeight);
+        }
     }
 
     /** Go: runtime/proc.go park_m. Executed only by mp, after gp yielded. */
@@ -1311,8 +1546,10 @@ final class Scheduler {
                     }
                 }
                 if (!p2.idle) {
-                    RunQueue.Stolen stolen = pp.runq.steal(p2.runq, lastPass, p2.status() == P.RUNNING);
-                    victimBusy |= stolen == RunQueue.Stolen.BACKED_OFF;
+                    boolean running = p2.status() == P.RUNNING;
+                    RunQueue.Stolen stolen = pp.runq.steal(p2.runq, lastPass, running);
+                    victimBusy |= stolen == RunQueue.Stolen.BACKED_OFF
+                            || (stolen == RunQueue.Stolen.NOTHING && lastPass && running && unburyHost(p2));
                     G gp = stolen.gp();
                     if (gp != null) {
                         // The event before the counts: the counts are release stores, so whoever
@@ -1865,6 +2102,7 @@ final class Scheduler {
      * Go: runtime/proc.go entersyscall, reentersyscall
      */
     static void entersyscall(G gp) {
+        leaveHost(gp); // a syscall blocks its M: not with a partner's frames under it
         M mp = gp.m;
         P pp = mp.p;
         if (gp.sched.trace.on) {

@@ -20,6 +20,7 @@ public final class SchedulerConfig {
     private final Thread.UncaughtExceptionHandler uncaughtExceptionHandler;
     private final boolean sysmon;
     private final boolean randomizeScheduling;
+    private final boolean directHandOff;
     private final long seed;
     private final int runqSize;
     private final LongSupplier nanoClock;
@@ -33,6 +34,7 @@ public final class SchedulerConfig {
         this.uncaughtExceptionHandler = b.uncaughtExceptionHandler;
         this.sysmon = b.sysmon;
         this.randomizeScheduling = b.randomizeScheduling;
+        this.directHandOff = b.directHandOff;
         this.seed = b.seed;
         this.runqSize = b.runqSize;
         this.nanoClock = b.nanoClock;
@@ -58,6 +60,7 @@ public final class SchedulerConfig {
         b.uncaughtExceptionHandler = uncaughtExceptionHandler;
         b.sysmon = sysmon;
         b.randomizeScheduling = randomizeScheduling;
+        b.directHandOff = directHandOff;
         b.seed = seed;
         b.runqSize = runqSize;
         b.nanoClock = nanoClock;
@@ -109,6 +112,21 @@ public final class SchedulerConfig {
      */
     public boolean randomizeScheduling() {
         return randomizeScheduling;
+    }
+
+    /**
+     * Whether a goroutine parking in a channel operation runs the partner that readied it last
+     * on top of its own frames (Scheduler, "Direct hand-off"): a ping-pong round trip costs one
+     * continuation switch instead of two. Off by default, because it weakens one guarantee: a
+     * goroutine run on top that blocks its thread in the JDK (a lock, a latch, I/O not wrapped in
+     * {@code Go.syscall}) keeps the partner under it from running until it returns, where
+     * otherwise sysmon's spare P would run that partner; a goroutine waiting so for its partner
+     * then never wakes. Turn it on for programs whose goroutines wait for each other only through
+     * the runtime (channels, select, sync, time, net, Go.syscall). Default: the system property
+     * {@code gosched.directHandOff}.
+     */
+    public boolean directHandOff() {
+        return directHandOff;
     }
 
     /** Seed of the per-P random sources (steal order, sampling). */
@@ -180,6 +198,7 @@ public final class SchedulerConfig {
         private Thread.UncaughtExceptionHandler uncaughtExceptionHandler;
         private boolean sysmon = true;
         private boolean randomizeScheduling;
+        private boolean directHandOff = Boolean.getBoolean("gosched.directHandOff");
         private long seed = System.nanoTime();
         private int runqSize = Scheduler.RUNQ_SIZE;
         private LongSupplier nanoClock = SYSTEM_CLOCK;
@@ -244,6 +263,12 @@ public final class SchedulerConfig {
 
         public Builder randomizeScheduling(boolean on) {
             this.randomizeScheduling = on;
+            return this;
+        }
+
+        /** See {@link SchedulerConfig#directHandOff()}. */
+        public Builder directHandOff(boolean on) {
+            this.directHandOff = on;
             return this;
         }
 

@@ -91,7 +91,7 @@ public final class Compare {
                   --rounds N           measured rounds, median shown (default 5)
                   --warmup N           warm-up rounds, not counted (default 2)
                   --quick              small sizes, 1 warm-up, 3 rounds (a smoke run; not for the README)
-                  --procs N            GOMAXPROCS / parallelism of every peer (default 2; gosched workload: 1)
+                  --procs N            GOMAXPROCS / parallelism of every peer (default 2; gosched, pingpong1p, chain1p: 1)
                   --heap SIZE          -Xms and -Xmx of the JVM peers (default 3g)
                   --parked-heap SIZE   -Xms and -Xmx of the fresh JVM of each parked run (default 4g)
                   --max-load L         the machine is quiet when the 1-minute load average is at most L (default 1.0)
@@ -366,7 +366,7 @@ public final class Compare {
                         if (Double.isNaN(roundSpread) || spread > roundSpread) roundSpread = spread;
                     }
                     long n = w.n(o.quick), m = w.m(o.quick);
-                    int p = w == BenchWorkload.GOSCHED ? 1 : o.procs;
+                    int p = w.procs() == 1 ? 1 : o.procs;
                     for (int k = 0; k < o.peers.size(); k++) {
                         String peer = o.peers.get((k + r) % o.peers.size());
                         String outcome = runOne(o, procs, versions, peer, p, w, n, m, measured ? cells.get(new Key(w, peer)) : null,
@@ -528,8 +528,10 @@ public final class Compare {
         return switch (w.id() + "/" + metric) {
             case "spawn/ns_op" -> "ns per goroutine";
             case "pingpong/ns_op" -> "ns per round trip";
+            case "pingpong1p/ns_op" -> "ns per round trip, 1 P";
             case "prodcons/ns_op", "prodcons0/ns_op" -> "ns per message";
             case "chain/us_op" -> "µs per traversal";
+            case "chain1p/us_op" -> "µs per traversal, 1 P";
             case "forkjoin/ms" -> "ms per fib(" + w.n(false) + ")";
             case "timers/total_ms" -> "total ms";
             case "timers/late_ms" -> "mean lateness ms";
@@ -563,7 +565,7 @@ public final class Compare {
         sb.append(VcpuSpeed.note(vcpuSpreadPerRound));
         sb.append("- Parallelism: ").append(o.procs).append(" everywhere (gosched GOMAXPROCS, Go GOMAXPROCS, ")
                 .append("jdk.virtualThreadScheduler.parallelism, kotlinx.coroutines.scheduler.core.pool.size);")
-                .append(" the gosched workload runs on 1\n");
+                .append(" the gosched, pingpong1p and chain1p workloads run on 1\n");
         for (String p : o.peers) {
             sb.append("- ").append(p).append(": ").append(versions.getOrDefault(p, "(did not start)"));
             Variant v = o.variants.get(p);
