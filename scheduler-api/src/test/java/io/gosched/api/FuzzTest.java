@@ -19,9 +19,9 @@ import java.util.stream.Stream;
 
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.api.testapp.TestProperties;
-import io.gosched.api.workload.InvalidWorkloadException;
+import io.gosched.service.error.InvalidRequestException;
 import io.gosched.api.workload.JsonInput;
-import io.gosched.api.workload.Violation;
+import io.gosched.service.error.Violation;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
 import org.junit.jupiter.api.AfterAll;
@@ -216,7 +216,7 @@ class FuzzTest {
         try {
             PARSER.parse(body, "");
             count("parser workload");
-        } catch (InvalidWorkloadException e) {
+        } catch (InvalidRequestException e) {
             assertViolations(e.violations());
             count("parser violations");
         }

@@ -3,7 +3,8 @@ package io.gosched.api.budget;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.ServiceException;
 
 /**
  * One holder's share of the {@link MemoryBudget} (a named channel's values), so that one holder
@@ -85,11 +86,11 @@ public final class ByteShare {
         budget.move(from, to, bytes);
     }
 
-    private ApiProblem refusal(long bytes) {
+    private ServiceException refusal(long bytes) {
         budget.refused(property);
         long u = used.get();
-        return ApiProblem.budgetFull(holder + " holds " + u + " of its " + max + " bytes (" + property + ") and this request needs "
-                        + bytes + " more; receive from it, then retry", budget.retryAfter())
+        return new RefusedException(RefusedException.Reason.MEMORY_BUDGET, holder + " holds " + u + " of its " + max + " bytes ("
+                        + property + ") and this request needs " + bytes + " more; receive from it, then retry", budget.retryAfter())
                 .with("budget", property).with("budgetBytes", max).with("usedBytes", u).with("requestedBytes", bytes)
                 .with("heldBy", Map.of(holder, u));
     }

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.ServiceException;
 
 /**
  * The one memory budget for everything the service holds on behalf of clients: values in named
@@ -235,8 +236,8 @@ public final class MemoryBudget {
         freedListeners.add(listener);
     }
 
-    /** The 429 for a request that needs {@code bytes} more than the budget has; counted. */
-    public ApiProblem refusal(Retained kind, long bytes) {
+    /** The refusal of a request that needs {@code bytes} more than the budget has; counted. */
+    public ServiceException refusal(Retained kind, long bytes) {
         refused(MAX_RETAINED_BYTES);
         long u = used.get();
         StringBuilder holders = new StringBuilder();
@@ -246,10 +247,10 @@ public final class MemoryBudget {
                 holders.append(holders.isEmpty() ? "" : ", ").append(k.tag()).append(' ').append(h);
             }
         }
-        return ApiProblem.budgetFull("the service's memory budget (" + MAX_RETAINED_BYTES + " = " + max + " bytes) has "
-                        + Math.max(0, max - u) + " bytes free and this request needs " + bytes + " (" + kind.description()
-                        + "); held by: " + (holders.isEmpty() ? "nothing" : holders) + ". Receive values or let jobs finish,"
-                        + " then retry", retryAfter)
+        return new RefusedException(RefusedException.Reason.MEMORY_BUDGET, "the service's memory budget (" + MAX_RETAINED_BYTES
+                        + " = " + max + " bytes) has " + Math.max(0, max - u) + " bytes free and this request needs " + bytes + " ("
+                        + kind.description() + "); held by: " + (holders.isEmpty() ? "nothing" : holders) + ". Receive values or let"
+                        + " jobs finish, then retry", retryAfter)
                 .with("budget", MAX_RETAINED_BYTES).with("budgetBytes", max).with("usedBytes", u).with("requestedBytes", bytes)
                 .with("kind", kind.tag()).with("heldBy", heldBy());
     }

@@ -2,7 +2,7 @@ package io.gosched.api.budget;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.RefusedException;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -66,8 +66,8 @@ public final class OpenLimit {
         if (n > max) {
             open.decrementAndGet();
             budget.refused(property);
-            throw ApiProblem.tooManyOpen(max + " " + what + " are open, the limit (" + property + "); close one or retry later",
-                    budget.retryAfter()).with("limit", property).with("max", max);
+            throw new RefusedException(RefusedException.Reason.TOO_MANY_OPEN, max + " " + what + " are open, the limit (" + property
+                    + "); close one or retry later", budget.retryAfter()).with("limit", property).with("max", max);
         }
         if (freeing) {
             budget.force(kind, bytesEach);
@@ -75,7 +75,7 @@ public final class OpenLimit {
         }
         try {
             budget.charge(kind, bytesEach);
-        } catch (ApiProblem refused) {
+        } catch (RefusedException refused) {
             open.decrementAndGet();
             throw refused;
         }

@@ -24,10 +24,15 @@ import io.gosched.api.budget.OpenLimit;
 import io.gosched.api.budget.Retained;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.spi.ChannelDirectory;
-import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelHome;
 import io.gosched.api.channel.spi.ChannelOutcome;
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.BackendUnavailableException;
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.GoneException;
+import io.gosched.service.error.NotFoundException;
+import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.ServiceException;
+import io.gosched.service.error.ShuttingDownException;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.ChanClosedException;
 import io.gosched.runtime.Received;
@@ -163,7 +168,8 @@ public final class ChannelService {
     public NamedChannel create(String name, int capacity) {
         refuseWhileShuttingDown();
         if (channels.size() >= limits.maxChannels()) {
-            throw ApiProblem.overloaded("there are already " + channels.size() + " channels, the limit", Duration.ofSeconds(5));
+            throw new RefusedException(RefusedException.Reason.OVERLOADED, "there are already " + channels.size() + " channels, the limit",
+                    Duration.ofSeconds(5));
         }
         long bytes = CHANNEL_BYTES + JsonSize.layout().refArray(capacity);
         budget.charge(Retained.CHANNELS, bytes);
@@ -172,7 +178,7 @@ public final class ChannelService {
         NamedChannel prior = channels.putIfAbsent(name, ch);
         if (prior != null) {
             budget.release(Retained.CHANNELS, bytes);
-            throw ApiProblem.conflict("channel-exists", "Channel exists", "channel '" + name + "' already exists").with("channel", name);
+            throw new ConflictException(ConflictException.Reason.CHANNEL_EXISTS, "channel '" + name + "' already exists").with("channel", name);
         }
         return ch;
     }
@@ -191,7 +197,7 @@ public final class ChannelService {
     public NamedChannel get(String name) {
         NamedChannel ch = channels.get(name);
         if (ch == null) {
-            throw ApiProblem.notFound("channel", name);
+            throw new NotFoundException("channel", name);
         }
         return ch;
     }
@@ -225,14 +231,14 @@ public final class ChannelService {
     public void delete(String name) {
         if (directory != null) {
             if (!channels.containsKey(name)) {
-                throw ApiProblem.notFound("channel", name);
+                throw new NotFoundException("channel", name);
             }
             // First out of the directory: if NATS refuses, the channel stays whole and DELETE can be retried.
             directory.unregister(name);
         }
         NamedChannel ch = channels.remove(name);
         if (ch == null) {
-            throw ApiProblem.notFound("channel", name);
+            throw new NotFoundException("channel", name);
         }
         try {
             ch.chan().close();
@@ -383,8 +389,8 @@ public final class ChannelService {
                 directory.register(name, capacity, ch.createdAt());
             } catch (RuntimeException e) {
                 discard(ch);
-                if (e instanceof ChannelException ce && ce.kind() == ChannelException.Kind.EXISTS) {
-                    throw ApiProblem.conflict("channel-exists", "Channel exists", "channel '" + name + "' already exists on another node")
+                if (e instanceof ConflictException ce && ce.reason() == ConflictException.Reason.CHANNEL_EXISTS) {
+                    throw new ConflictException(ConflictException.Reason.CHANNEL_EXISTS, "channel '" + name + "' already exists on another node")
                             .with("channel", name);
                 }
                 throw e;
@@ -412,7 +418,7 @@ public final class ChannelService {
             return Mono.fromSupplier(() -> view(nc));
         }
         return remote(name).flatMap(home -> directory.describe(home).map(state -> state
-                .map(st -> ChannelView.of(st, home.node())).orElseThrow(() -> ApiProblem.notFound("channel", name))));
+                .map(st -> ChannelView.of(st, home.node())).orElseThrow(() -> new NotFoundException("channel", name))));
     }
 
     /** POST /channels/{name}/close: closes it, here or on its home, and answers its state. */
@@ -428,7 +434,7 @@ public final class ChannelService {
                 .doOnSuccess(v -> metrics.channelOp("close", "ok"))
                 .doOnError(e -> metrics.channelOp("close", failure(e)))
                 .then(directory.describe(home))
-                .map(state -> state.map(st -> ChannelView.of(st, home.node())).orElseThrow(() -> ApiProblem.notFound("channel", name))));
+                .map(state -> state.map(st -> ChannelView.of(st, home.node())).orElseThrow(() -> new NotFoundException("channel", name))));
     }
 
     /**
@@ -445,11 +451,11 @@ public final class ChannelService {
         return Mono.fromCallable(() -> {
             Optional<ChannelHome> home = directory.home(name);
             if (home.isEmpty()) {
-                throw ApiProblem.notFound("channel", name);
+                throw new NotFoundException("channel", name);
             }
             if (!directory.isAlive(home.get())) {
                 if (!directory.unregister(name)) {
-                    throw ApiProblem.notFound("channel", name); // someone else removed it meanwhile
+                    throw new NotFoundException("channel", name); // someone else removed it meanwhile
                 }
                 return Optional.<ChannelHome>empty();
             }
@@ -480,8 +486,7 @@ public final class ChannelService {
             return Flux.fromIterable(byHome.entrySet())
                     .flatMap(e -> directory.states(e.getKey().get(0), e.getKey().get(1))
                             .map(states -> states.stream().map(st -> ChannelView.of(st, e.getKey().get(0))).toList())
-                            .onErrorResume(ChannelException.class, lost -> lost.kind() == ChannelException.Kind.LOST
-                                    ? Mono.just(e.getValue().stream().map(ChannelView::lost).toList()) : Mono.error(lost)))
+                            .onErrorResume(GoneException.class, lost -> Mono.just(e.getValue().stream().map(ChannelView::lost).toList())))
                     .collectList()
                     .map(remote -> {
                         List<ChannelView> all = new ArrayList<>(list());
@@ -499,20 +504,20 @@ public final class ChannelService {
      */
     private Mono<ChannelHome> remote(String name) {
         if (directory == null) {
-            return Mono.error(ApiProblem.notFound("channel", name));
+            return Mono.error(new NotFoundException("channel", name));
         }
         return Mono.fromCallable(() -> directory.home(name)).subscribeOn(Schedulers.boundedElastic()).flatMap(found -> {
             if (found.isEmpty()) {
-                return Mono.error(ApiProblem.notFound("channel", name));
+                return Mono.error(new NotFoundException("channel", name));
             }
             ChannelHome home = found.get();
             if (home.node().equals(directory.localNode())) {
                 if (home.incarnation().equals(directory.localIncarnation())) {
                     // recorded here but not in the map: made or deleted a moment ago
                     NamedChannel nc = channels.get(name);
-                    return nc == null ? Mono.error(ApiProblem.notFound("channel", name)) : Mono.just(home);
+                    return nc == null ? Mono.error(new NotFoundException("channel", name)) : Mono.just(home);
                 }
-                return Mono.error(new ChannelException(ChannelException.Kind.LOST, name, "channel '" + name
+                return Mono.error(GoneException.channelLost(name, "channel '" + name
                         + "' is lost: it lived on this node before it restarted"));
             }
             return Mono.just(home);
@@ -521,10 +526,14 @@ public final class ChannelService {
 
     /** The metric outcome of a failed forwarded operation. */
     private static String failure(Throwable e) {
-        if (e instanceof ChannelException ce) {
-            return ce.kind().name().toLowerCase();
-        }
-        return e instanceof io.gosched.api.error.BackendUnavailableException ? "unavailable" : "refused";
+        return switch (e) {
+            case NotFoundException nf -> "not_found";
+            case ConflictException c when c.reason() == ConflictException.Reason.CHANNEL_CLOSED -> "closed";
+            case ConflictException c when c.reason() == ConflictException.Reason.CHANNEL_EXISTS -> "exists";
+            case GoneException lost -> "lost";
+            case BackendUnavailableException u -> "unavailable";
+            default -> "refused";
+        };
     }
 
     /** Emits "timeout" after {@code timeout}, or "shutdown" when the application starts closing. */
@@ -541,7 +550,7 @@ public final class ChannelService {
     /** New channels and new HTTP sends and receives get 503 once shutdown has begun. */
     private void refuseWhileShuttingDown() {
         if (shuttingDown) {
-            throw ApiProblem.shuttingDown();
+            throw new ShuttingDownException();
         }
     }
 
@@ -550,7 +559,7 @@ public final class ChannelService {
         return new RecvResult(true, r.ok() ? HeldValue.take(r.value()) : null, r.ok(), null);
     }
 
-    private static ApiProblem closed(String name) {
-        return ApiProblem.conflict("channel-closed", "Channel closed", "channel '" + name + "' is closed").with("channel", name);
+    private static ServiceException closed(String name) {
+        return ConflictException.channelClosed(name);
     }
 }

@@ -32,12 +32,14 @@ import java.util.function.UnaryOperator;
 
 import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.channel.spi.ChannelDirectory;
 import io.gosched.api.channel.spi.ChannelHome;
-import io.gosched.api.error.ApiProblem;
-import io.gosched.api.error.BackendException;
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.InvalidRequestException;
+import io.gosched.service.error.NotFoundException;
+import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.BackendException;
 import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobLease;
 import io.gosched.api.job.spi.JobNode;
@@ -49,7 +51,7 @@ import io.gosched.api.job.spi.Versioned;
 import io.gosched.api.workload.Interpreter;
 import io.gosched.api.workload.Run;
 import io.gosched.api.workload.Step;
-import io.gosched.api.workload.Violation;
+import io.gosched.service.error.Violation;
 import io.gosched.api.workload.Workload;
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.GoRuntime;
@@ -424,13 +426,14 @@ final class JobEngine {
         String pointer = spec.template() == null ? "/workload" : "/params";
         String pin = pin(spec.workload());
         if (spec.workload().goroutines() > properties.admission().maxLiveGoroutines()) {
-            throw ApiProblem.invalid(pointer, "would start " + spec.workload().goroutines()
+            throw new InvalidRequestException(pointer, "would start " + spec.workload().goroutines()
                     + " goroutines, more than the service's limit of " + properties.admission().maxLiveGoroutines());
         }
         long requestBytes = memory.checkShare(spec, pointer);
         if (waiting() >= properties.admission().maxQueuedJobs()) {
-            throw ApiProblem.overloaded((local ? "the queue holds " : "the cluster's queue holds ") + properties.admission().maxQueuedJobs()
-                    + " or more waiting jobs, the limit (gosched.api.admission.max-queued-jobs)", properties.admission().retryAfter());
+            throw new RefusedException(RefusedException.Reason.OVERLOADED, (local ? "the queue holds " : "the cluster's queue holds ")
+                    + properties.admission().maxQueuedJobs() + " or more waiting jobs, the limit (gosched.api.admission.max-queued-jobs)",
+                    properties.admission().retryAfter());
         }
         String id = UUID.randomUUID().toString();
         Versioned<IdempotencyEntry> key = null;
@@ -503,7 +506,7 @@ final class JobEngine {
     /** An Idempotency-Key replay: the job the key made, once its record is there (the winner may still be writing it). */
     private JobService.Submitted replay(IdempotencyEntry entry, String hash) {
         if (!entry.bodyHash().equals(hash)) {
-            throw ApiProblem.conflict("idempotency-conflict", "Idempotency-Key reused",
+            throw new ConflictException(ConflictException.Reason.IDEMPOTENCY_CONFLICT,
                     "the Idempotency-Key was already used with a different request body").with("jobId", entry.jobId());
         }
         long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
@@ -513,7 +516,7 @@ final class JobEngine {
                 return new JobService.Submitted(view(r.get().value()), true);
             }
             if (System.nanoTime() - end > 0) {
-                throw ApiProblem.conflict("job-busy", "Job changing state", "the job of this Idempotency-Key ('" + entry.jobId()
+                throw new ConflictException(ConflictException.Reason.JOB_BUSY, "the job of this Idempotency-Key ('" + entry.jobId()
                         + "') is still being stored by another node; try again").with("jobId", entry.jobId());
             }
             sleep(Duration.ofMillis(20));
@@ -547,7 +550,7 @@ final class JobEngine {
             }
         });
         if (!missing.isEmpty()) {
-            throw ApiProblem.invalid(missing);
+            throw new InvalidRequestException(missing);
         }
         Set<String> distinct = new TreeSet<>(homes.values());
         if (distinct.size() == 1) {
@@ -571,7 +574,7 @@ final class JobEngine {
             v.add(new Violation("/workload", "the workload's shared channels live on different nodes (" + describe(homes)
                     + "); a job runs on its channels' home, so they must all live on one node"));
         }
-        throw ApiProblem.invalid(v);
+        throw new InvalidRequestException(v);
     }
 
     private static String describe(Map<String, String> homes) {
@@ -1671,18 +1674,18 @@ final class JobEngine {
 
     private Versioned<JobRecord> find(String id) {
         checkId(id);
-        return store.get(id).orElseThrow(() -> ApiProblem.notFound("job", id));
+        return store.get(id).orElseThrow(() -> new NotFoundException("job", id));
     }
 
     /** The record without its request, for a caller that shows or checks the status only (the in-memory store skips a parse). */
     private Versioned<JobRecord> findSummary(String id) {
         checkId(id);
-        return store.summary(id).orElseThrow(() -> ApiProblem.notFound("job", id));
+        return store.summary(id).orElseThrow(() -> new NotFoundException("job", id));
     }
 
     private static void checkId(String id) {
         if (id == null || !JobTicket.isToken(id)) {
-            throw ApiProblem.notFound("job", id == null || id.length() > 64 ? "?" : id);
+            throw new NotFoundException("job", id == null || id.length() > 64 ? "?" : id);
         }
     }
 
@@ -1841,7 +1844,7 @@ final class JobEngine {
             return null;
         });
         if (u.current() == null) {
-            throw ApiProblem.notFound("job", id);
+            throw new NotFoundException("job", id);
         }
         JobRecord r = u.current().value();
         JobRecord.Status s = r.status();
@@ -1862,7 +1865,7 @@ final class JobEngine {
             }
             return new JobService.Cancelled(view(r), false);
         }
-        throw ApiProblem.conflict("job-finished", "Job already finished", "job '" + id + "' already finished as " + s.state().json())
+        throw new ConflictException(ConflictException.Reason.JOB_FINISHED, "job '" + id + "' already finished as " + s.state().json())
                 .with("state", s.state().json());
     }
 
@@ -1879,7 +1882,7 @@ final class JobEngine {
         Versioned<JobRecord> cur = find(id);
         JobState st = cur.value().status().state();
         if (!st.isFinal() || st == JobState.SUCCEEDED) {
-            throw ApiProblem.conflict("job-not-retryable", "Job cannot be retried",
+            throw new ConflictException(ConflictException.Reason.JOB_NOT_RETRYABLE,
                     "only a failed, cancelled or timed-out job can be retried; this one is " + st.json()).with("state", st.json());
         }
         String pin = pin(parser.parse(cur.value().spec().request(), cur.value().spec().submittedAt()).workload());
@@ -1895,7 +1898,7 @@ final class JobEngine {
             } catch (RuntimeException e) {
                 log.debug("withdraw of " + id + "'s retry ticket failed; it turns stale", e);
             }
-            throw ApiProblem.conflict("job-busy", "Job changing state", "job '" + id + "' changed state; try again");
+            throw new ConflictException(ConflictException.Reason.JOB_BUSY, "job '" + id + "' changed state; try again");
         }
         return view(w.get().value());
     }
@@ -1956,7 +1959,7 @@ final class JobEngine {
             if (s == JobState.QUEUED || s == JobState.RUNNING) {
                 try {
                     cancel(v.value().id());
-                } catch (ApiProblem raced) {
+                } catch (NotFoundException | ConflictException raced) {
                     // it finished or went meanwhile: fine, it is not running for long either way
                 }
             }

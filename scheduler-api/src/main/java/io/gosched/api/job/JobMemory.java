@@ -6,7 +6,7 @@ import io.gosched.api.budget.JsonSize;
 import io.gosched.api.budget.MemoryBudget;
 import io.gosched.api.budget.Retained;
 import io.gosched.api.channel.ChannelService;
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.InvalidRequestException;
 import io.gosched.api.workload.Run;
 import io.gosched.api.workload.Step;
 import io.gosched.api.workload.Workload;
@@ -113,7 +113,7 @@ public final class JobMemory {
         long run = runBytes(spec.workload());
         if (request + run > maxJobBytes) {
             budget.refused(MemoryBudget.MAX_JOB_BYTES);
-            throw ApiProblem.invalid(pointer, "would hold about " + (request + run) + " bytes (request " + request
+            throw new InvalidRequestException(pointer, "would hold about " + (request + run) + " bytes (request " + request
                     + ", goroutine stacks and own channels " + run + " for " + spec.workload().goroutines()
                     + " goroutines), more than one job's share of the memory budget, " + maxJobBytes + " bytes ("
                     + MemoryBudget.MAX_JOB_BYTES + ")");

@@ -13,7 +13,8 @@ import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
 import io.gosched.api.channel.spi.ChannelDirectory;
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.InvalidRequestException;
+import io.gosched.service.error.ShuttingDownException;
 import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
 import io.gosched.api.job.spi.JobNode;
@@ -128,12 +129,12 @@ public final class JobService {
      */
     public Submitted submit(JsonNode body, String idempotencyKey) {
         if (shuttingDown) {
-            throw ApiProblem.shuttingDown();
+            throw new ShuttingDownException();
         }
         String hash = null;
         if (idempotencyKey != null) {
             if (idempotencyKey.isEmpty() || idempotencyKey.length() > 255 || !idempotencyKey.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-                throw ApiProblem.invalid("", "the Idempotency-Key header must be 1 to 255 printable ASCII characters");
+                throw new InvalidRequestException("", "the Idempotency-Key header must be 1 to 255 printable ASCII characters");
             }
             hash = sha256(body.toString());
         }
@@ -225,7 +226,7 @@ public final class JobService {
     /** POST .../retry: a failed, cancelled or timed-out job runs again with a fresh attempt budget. */
     public JobView retry(String id) {
         if (shuttingDown) {
-            throw ApiProblem.shuttingDown();
+            throw new ShuttingDownException();
         }
         return engine.retry(id);
     }

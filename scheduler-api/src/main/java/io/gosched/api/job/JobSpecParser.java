@@ -5,9 +5,9 @@ import java.time.format.DateTimeParseException;
 import java.util.Set;
 
 import io.gosched.api.ApiProperties;
-import io.gosched.api.workload.InvalidWorkloadException;
+import io.gosched.service.error.InvalidRequestException;
 import io.gosched.api.workload.JsonInput;
-import io.gosched.api.workload.Violation;
+import io.gosched.service.error.Violation;
 import io.gosched.api.workload.Workload;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
@@ -38,7 +38,7 @@ final class JobSpecParser {
         this.limits = workloads.limits();
     }
 
-    /** @throws InvalidWorkloadException listing every violation */
+    /** @throws InvalidRequestException listing every violation */
     JobSpec parse(JsonNode body, Instant now) {
         JsonInput in = new JsonInput();
         if (!in.object(body, "")) {
@@ -66,7 +66,7 @@ final class JobSpecParser {
                 if (expanded != null) {
                     try {
                         workload = workloads.parse(expanded, "");
-                    } catch (InvalidWorkloadException e) {
+                    } catch (InvalidRequestException e) {
                         // A parameter combination that breaks a limit: name the params, say which limit.
                         for (Violation v : e.violations()) {
                             in.violation("/params", "these parameters exceed a limit: " + v.detail());

@@ -1,5 +1,9 @@
 package io.gosched.api.workload;
 
+import io.gosched.service.error.InvalidRequestException;
+
+import io.gosched.service.error.Violation;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -34,10 +38,10 @@ public final class JsonInput {
         return violations.isEmpty();
     }
 
-    /** Throws {@link InvalidWorkloadException} carrying every violation seen, if any. */
+    /** Throws {@link InvalidRequestException} carrying every violation seen, if any. */
     public void throwIfInvalid() {
         if (!violations.isEmpty()) {
-            throw new InvalidWorkloadException(violations);
+            throw new InvalidRequestException(violations);
         }
     }
 

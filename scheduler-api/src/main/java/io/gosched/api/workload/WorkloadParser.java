@@ -1,5 +1,9 @@
 package io.gosched.api.workload;
 
+import io.gosched.service.error.InvalidRequestException;
+
+import io.gosched.service.error.Violation;
+
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -67,7 +71,7 @@ public final class WorkloadParser {
      * Parses {@code node}, found at {@code pointer} of the request body ({@code ""} for the whole
      * body, {@code "/workload"} inside a job request).
      *
-     * @throws InvalidWorkloadException with every violation, if there is any
+     * @throws InvalidRequestException with every violation, if there is any
      */
     public Workload parse(JsonNode node, String pointer) {
         JsonInput in = new JsonInput();

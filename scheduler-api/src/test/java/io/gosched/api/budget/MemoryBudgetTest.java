@@ -1,5 +1,7 @@
 package io.gosched.api.budget;
 
+import io.gosched.service.error.RefusedException;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gosched.api.ApiMetrics;
-import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -32,17 +33,16 @@ class MemoryBudgetTest {
         budget.charge(Retained.QUEUED_JOBS, 300);
         assertThat(budget.tryCharge(Retained.PENDING_SENDS, 101)).isFalse();
         assertThat(budget.used()).isEqualTo(900);
-        assertThatThrownBy(() -> budget.charge(Retained.PENDING_SENDS, 200)).isInstanceOfSatisfying(ApiProblem.class, p -> {
-            assertThat(p.getStatusCode().value()).isEqualTo(429);
-            assertThat(p.getHeaders().getFirst("Retry-After")).isEqualTo("2");
-            assertThat(p.getBody().getType().toString()).isEqualTo("urn:gosched:problem:memory-budget");
-            Map<String, Object> m = p.getBody().getProperties();
+        assertThatThrownBy(() -> budget.charge(Retained.PENDING_SENDS, 200)).isInstanceOfSatisfying(RefusedException.class, p -> {
+            assertThat(p.reason()).isEqualTo(RefusedException.Reason.MEMORY_BUDGET);
+            assertThat(p.retryAfter()).isEqualTo(Duration.ofSeconds(2));
+            Map<String, Object> m = p.members();
             assertThat(m).containsEntry("budget", "gosched.api.limits.max-retained-bytes").containsEntry("budgetBytes", 1000L)
                     .containsEntry("usedBytes", 900L).containsEntry("requestedBytes", 200L).containsEntry("kind", "pending_sends");
             @SuppressWarnings("unchecked")
             Map<String, Long> heldBy = (Map<String, Long>) m.get("heldBy");
             assertThat(heldBy).containsEntry("channels", 600L).containsEntry("queued_jobs", 300L).containsEntry("streams", 0L);
-            assertThat(p.getBody().getDetail()).contains("1000 bytes", "100 bytes free", "needs 200", "channels 600", "queued_jobs 300");
+            assertThat(p.getMessage()).contains("1000 bytes", "100 bytes free", "needs 200", "channels 600", "queued_jobs 300");
         });
         budget.release(Retained.CHANNELS, 600);
         assertThat(budget.tryCharge(Retained.PENDING_SENDS, 200)).isTrue();
@@ -67,7 +67,7 @@ class MemoryBudgetTest {
         budget.charge(Retained.CHANNELS, 300); // 200 missing
         assertThat(asked).containsExactly(200L);
         assertThat(budget.held(Retained.FINISHED_JOBS)).isEqualTo(300);
-        assertThatThrownBy(() -> budget.charge(Retained.CHANNELS, 400)).isInstanceOf(ApiProblem.class);
+        assertThatThrownBy(() -> budget.charge(Retained.CHANNELS, 400)).isInstanceOf(RefusedException.class);
         assertThat(budget.held(Retained.FINISHED_JOBS)).as("everything evictable went first").isZero();
         assertThat(budget.used()).isEqualTo(700);
     }
@@ -100,9 +100,9 @@ class MemoryBudgetTest {
     void aShareRefusesBeforeTheBudgetAndNamesItsHolder() {
         ByteShare share = new ByteShare(budget, MemoryBudget.MAX_CHANNEL_BYTES, 300, "channel 'a'");
         share.charge(Retained.CHANNELS, 250);
-        assertThatThrownBy(() -> share.charge(Retained.CHANNELS, 100)).isInstanceOfSatisfying(ApiProblem.class, p -> {
-            assertThat(p.getStatusCode().value()).isEqualTo(429);
-            assertThat(p.getBody().getProperties()).containsEntry("budget", MemoryBudget.MAX_CHANNEL_BYTES).containsEntry("budgetBytes", 300L)
+        assertThatThrownBy(() -> share.charge(Retained.CHANNELS, 100)).isInstanceOfSatisfying(RefusedException.class, p -> {
+            assertThat(p.reason()).isEqualTo(RefusedException.Reason.MEMORY_BUDGET);
+            assertThat(p.members()).containsEntry("budget", MemoryBudget.MAX_CHANNEL_BYTES).containsEntry("budgetBytes", 300L)
                     .containsEntry("usedBytes", 250L).containsEntry("heldBy", Map.of("channel 'a'", 250L));
         });
         budget.charge(Retained.QUEUED_JOBS, 720);
@@ -183,16 +183,15 @@ class MemoryBudgetTest {
         OpenLimit calls = new OpenLimit(ServiceBudget.MAX_PENDING_CHANNEL_CALLS, 2, "HTTP channel calls", Retained.CHANNEL_CALLS, 100, budget);
         calls.acquire();
         calls.acquire();
-        assertThatThrownBy(calls::acquire).isInstanceOfSatisfying(ApiProblem.class, p -> {
-            assertThat(p.getStatusCode().value()).isEqualTo(429);
-            assertThat(p.getBody().getType().toString()).isEqualTo("urn:gosched:problem:too-many-open");
-            assertThat(p.getBody().getProperties()).containsEntry("limit", ServiceBudget.MAX_PENDING_CHANNEL_CALLS).containsEntry("max", 2);
+        assertThatThrownBy(calls::acquire).isInstanceOfSatisfying(RefusedException.class, p -> {
+            assertThat(p.reason()).isEqualTo(RefusedException.Reason.TOO_MANY_OPEN);
+            assertThat(p.members()).containsEntry("limit", ServiceBudget.MAX_PENDING_CHANNEL_CALLS).containsEntry("max", 2);
         });
         assertThat(budget.held(Retained.CHANNEL_CALLS)).isEqualTo(200);
         calls.release();
         budget.charge(Retained.CHANNELS, 850);
-        assertThatThrownBy(calls::acquire).as("the budget bounds them too").isInstanceOfSatisfying(ApiProblem.class,
-                p -> assertThat(p.getBody().getProperties()).containsEntry("budget", MemoryBudget.MAX_RETAINED_BYTES));
+        assertThatThrownBy(calls::acquire).as("the budget bounds them too").isInstanceOfSatisfying(RefusedException.class,
+                p -> assertThat(p.members()).containsEntry("budget", MemoryBudget.MAX_RETAINED_BYTES));
         assertThat(calls.open()).isEqualTo(1);
         calls.release();
         assertThat(budget.held(Retained.CHANNEL_CALLS)).isZero();

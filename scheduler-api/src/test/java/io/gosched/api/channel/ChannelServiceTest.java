@@ -1,5 +1,11 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.error.RefusedException;
+
+import io.gosched.service.error.ConflictException;
+
+import io.gosched.service.error.ShuttingDownException;
+
 import java.time.Duration;
 import java.util.Map;
 
@@ -7,7 +13,6 @@ import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.Retained;
 import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.runtime.Received;
 import org.junit.jupiter.api.Test;
@@ -71,10 +76,8 @@ class ChannelServiceTest {
                 .then(channels::beginShutdown)
                 .assertNext(r -> assertThat(r.reason()).isEqualTo("shutdown"))
                 .verifyComplete();
-        assertThatThrownBy(() -> channels.send("e", f.numberNode(1), Duration.ofSeconds(1)))
-                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
-        assertThatThrownBy(() -> channels.create("f", 0))
-                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
+        assertThatThrownBy(() -> channels.send("e", f.numberNode(1), Duration.ofSeconds(1))).isInstanceOf(ShuttingDownException.class);
+        assertThatThrownBy(() -> channels.create("f", 0)).isInstanceOf(ShuttingDownException.class);
     }
 
     @Test
@@ -87,7 +90,7 @@ class ChannelServiceTest {
         channels.create("h", 0);
         StepVerifier.create(channels.send("h", f.numberNode(1), Duration.ofSeconds(30)))
                 .then(() -> channels.delete("h"))
-                .expectErrorSatisfies(e -> assertThat(((ApiProblem) e).getStatusCode().value()).isEqualTo(409))
+                .expectErrorSatisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_CLOSED))
                 .verify(Duration.ofSeconds(5));
         Received<Object> closed = channels.lookup("g").tryRecv();
         assertThat(closed.ok()).isFalse();
@@ -105,7 +108,7 @@ class ChannelServiceTest {
             try {
                 tight.send("brim", f.stringNode("v".repeat(1000)), Duration.ZERO).block();
                 sent++;
-            } catch (ApiProblem full) {
+            } catch (RefusedException full) {
                 break;
             }
         }

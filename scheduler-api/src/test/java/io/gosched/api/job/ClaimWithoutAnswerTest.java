@@ -8,7 +8,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.gosched.api.error.BackendUnavailableException;
+import io.gosched.service.error.BackendUnavailableException;
 import io.gosched.api.job.local.InMemoryJobQueue;
 import io.gosched.api.job.local.InMemoryJobStore;
 import io.gosched.api.job.spi.JobLease;

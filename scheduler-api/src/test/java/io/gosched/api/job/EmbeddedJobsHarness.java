@@ -1,5 +1,7 @@
 package io.gosched.api.job;
 
+import io.gosched.service.error.RefusedException;
+
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
@@ -12,7 +14,6 @@ import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
-import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
 import io.gosched.api.workload.WorkloadTemplates;
@@ -182,7 +183,7 @@ public final class EmbeddedJobsHarness {
                 try {
                     s.jobs().submit(body, null);
                     i++;
-                } catch (ApiProblem full) {
+                } catch (RefusedException full) {
                     refused++;
                     Thread.sleep(1);
                 }

@@ -1,5 +1,13 @@
 package io.gosched.api.job;
 
+import io.gosched.service.error.InvalidRequestException;
+
+import io.gosched.service.error.NotFoundException;
+
+import io.gosched.service.error.RefusedException;
+
+import io.gosched.service.error.ShuttingDownException;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -14,7 +22,6 @@ import io.gosched.api.budget.JsonSize;
 import io.gosched.api.budget.Retained;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
-import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.ManualClock;
 import io.gosched.api.testapp.TestProperties;
 import io.gosched.api.workload.WorkloadParser;
@@ -77,9 +84,9 @@ class JobServiceTest extends JobServiceFixture {
         assertThat(jobs.waitingJobs()).isEqualTo(5);
         for (int i = 0; i < 20; i++) { // a flood: every one refused, none stored
             assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), null))
-                    .isInstanceOfSatisfying(ApiProblem.class, p -> {
-                        assertThat(p.getStatusCode().value()).isEqualTo(429);
-                        assertThat(p.getHeaders().getFirst("Retry-After")).isEqualTo("2");
+                    .isInstanceOfSatisfying(RefusedException.class, p -> {
+                        assertThat(p.reason()).isEqualTo(RefusedException.Reason.OVERLOADED);
+                        assertThat(p.retryAfter()).isEqualTo(Duration.ofSeconds(2));
                     });
         }
         assertThat(jobs.size()).isEqualTo(6);
@@ -127,8 +134,8 @@ class JobServiceTest extends JobServiceFixture {
             try {
                 jobs.submit(body, i % 10 == 0 ? "k" + i : null);
                 i++;
-            } catch (ApiProblem overloaded) {
-                assertThat(overloaded.getStatusCode().value()).isEqualTo(429);
+            } catch (RefusedException overloaded) {
+                assertThat(overloaded.reason()).isEqualTo(RefusedException.Reason.OVERLOADED);
                 Thread.yield(); // a client retrying at once: let the running job get on
             }
             if ((i & 255) == 0) {
@@ -163,8 +170,7 @@ class JobServiceTest extends JobServiceFixture {
         assertThat(jobs.idempotencyKeys()).isEqualTo(1);
         clock.advance(Duration.ofMillis(1));
         assertThat(jobs.list((JobState) null, 0, 10).total()).isZero();
-        assertThatThrownBy(() -> jobs.get(id)).isInstanceOfSatisfying(ApiProblem.class,
-                p -> assertThat(p.getStatusCode().value()).isEqualTo(404));
+        assertThatThrownBy(() -> jobs.get(id)).isInstanceOf(NotFoundException.class);
         assertThat(jobs.idempotencyKeys()).isZero();
     }
 
@@ -294,7 +300,7 @@ class JobServiceTest extends JobServiceFixture {
         assertThat(jobs.cancelAll(Duration.ofSeconds(5))).isTrue();
         assertThat(jobs.get(running).state()).isEqualTo(JobState.CANCELLED);
         assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), null))
-                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(503));
+                .isInstanceOf(ShuttingDownException.class);
     }
 
     /** What the in-memory store's JSON text of {@code body} occupies: a byte array of its UTF-8 (compact) form. */
@@ -350,25 +356,24 @@ class JobServiceTest extends JobServiceFixture {
     void aJobLargerThanItsShareIs422AndABudgetFullOfJobsRefusesWith429() {
         service(smallBudget());
         assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'spawn','count':1000,'steps':[{'op':'sleep','ms':1}]}]}}"), null))
-                .isInstanceOfSatisfying(ApiProblem.class, p -> {
-                    assertThat(p.getStatusCode().value()).isEqualTo(422);
-                    assertThat(p.getBody().getDetail()).contains("/workload", "1001 goroutines", "gosched.api.limits.max-job-bytes",
+                .isInstanceOfSatisfying(InvalidRequestException.class, p -> {
+                    assertThat(p.getMessage()).contains("/workload", "1001 goroutines", "gosched.api.limits.max-job-bytes",
                             Integer.toString((4 << 20) / 4));
                 });
         String delayed = "{'notBefore':'" + clock.instant().plusSeconds(600) + "','workload':{'channels':[{'name':'own','capacity':1}],"
                 + "'steps':[{'op':'send','channel':'own','value':'" + KB50 + "'}]}}";
         List<String> accepted = new ArrayList<>();
-        ApiProblem refused = null;
+        RefusedException refused = null;
         for (int i = 0; i < 200 && refused == null; i++) {
             try {
                 accepted.add(jobs.submit(json(delayed), "key-" + i).job().id());
-            } catch (ApiProblem p) {
+            } catch (RefusedException p) {
                 refused = p;
             }
         }
         assertThat(refused).as("the budget refused a job").isNotNull();
-        assertThat(refused.getStatusCode().value()).isEqualTo(429);
-        assertThat(refused.getBody().getProperties()).containsEntry("budget", "gosched.api.limits.max-retained-bytes")
+        assertThat(refused.reason()).isEqualTo(RefusedException.Reason.MEMORY_BUDGET);
+        assertThat(refused.members()).containsEntry("budget", "gosched.api.limits.max-retained-bytes")
                 .containsEntry("kind", "queued_jobs");
         // each holds its 50 KB twice: in the parsed request the engine keeps and in the JSON text the store keeps
         assertThat(accepted.size()).as("about 4 MiB of 50 KB requests, each charged twice").isBetween(30, 43);
@@ -382,7 +387,7 @@ class JobServiceTest extends JobServiceFixture {
         String fresh = jobs.submit(json(delayed), null).job().id();
         assertThat(jobs.get(fresh).state()).isEqualTo(JobState.QUEUED);
         assertThatThrownBy(() -> jobs.get(accepted.getFirst())).as("the oldest finished job made room")
-                .isInstanceOfSatisfying(ApiProblem.class, p -> assertThat(p.getStatusCode().value()).isEqualTo(404));
+                .isInstanceOf(NotFoundException.class);
         assertThat(jobs.get(accepted.getLast()).state()).as("the newest is kept").isEqualTo(JobState.CANCELLED);
         assertThat(registry.get("gosched.jobs.evicted").tag("reason", "pressure").counter().count()).isPositive();
         assertThat(registry.get("gosched.api.budget.refusals").tag("budget", "max-retained-bytes").counter().count()).isEqualTo(1);
@@ -405,8 +410,8 @@ class JobServiceTest extends JobServiceFixture {
             try {
                 channels.send("fill", JSON.getNodeFactory().stringNode(KB50), Duration.ofSeconds(1)).block();
                 sent++;
-            } catch (ApiProblem refused) {
-                assertThat(refused.getStatusCode().value()).isEqualTo(429);
+            } catch (RefusedException refused) {
+                assertThat(refused.reason()).isEqualTo(RefusedException.Reason.MEMORY_BUDGET);
                 break;
             }
         }
@@ -456,8 +461,7 @@ class JobServiceTest extends JobServiceFixture {
         while (true) {
             try {
                 ids.add(jobs.submit(json(soon), null).job().id());
-            } catch (ApiProblem full) {
-                assertThat(full.getStatusCode().value()).isEqualTo(429);
+            } catch (RefusedException full) {
                 break;
             }
         }

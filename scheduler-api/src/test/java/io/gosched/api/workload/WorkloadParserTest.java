@@ -1,5 +1,9 @@
 package io.gosched.api.workload;
 
+import io.gosched.service.error.InvalidRequestException;
+
+import io.gosched.service.error.Violation;
+
 import java.util.List;
 import java.util.Map;
 
@@ -26,7 +30,7 @@ class WorkloadParserTest {
         try {
             parser.parse(json(body), "");
             throw new AssertionError("expected violations for " + body);
-        } catch (InvalidWorkloadException e) {
+        } catch (InvalidRequestException e) {
             return e.violations();
         }
     }
@@ -153,7 +157,7 @@ class WorkloadParserTest {
     @Test
     void aNonObjectBodyIsOneViolationAtTheRoot() {
         assertThatThrownBy(() -> parser.parse(json("[1,2]"), "/workload"))
-                .isInstanceOfSatisfying(InvalidWorkloadException.class, e ->
+                .isInstanceOfSatisfying(InvalidRequestException.class, e ->
                         assertThat(e.violations()).containsExactly(new Violation("/workload", "must be a JSON object, was an array")));
     }
 }

@@ -7,10 +7,9 @@ import java.util.concurrent.CompletableFuture;
 
 import io.gosched.api.budget.HeldValue;
 import io.gosched.api.channel.ChannelService;
-import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.api.channel.spi.LocalChannels;
-import io.gosched.api.error.ApiProblem;
+import io.gosched.service.error.NotFoundException;
 import io.gosched.runtime.Received;
 import tools.jackson.databind.JsonNode;
 
@@ -19,7 +18,7 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Values travel as {@link HeldValue}s charged to the channel's share of this node's memory
  * budget, exactly as an HTTP send on this node: a forwarded send that does not fit is refused
- * (429, {@link ApiProblem} from {@link #send}) before anything is kept, so the other nodes cannot
+ * ({@link io.gosched.service.error.RefusedException} from {@link #send}) before anything is kept, so the other nodes cannot
  * fill this node's heap past the budget. What a receiver takes out is released by
  * {@code HeldValue.take} on the home ({@code HomeServer}).
  */
@@ -39,11 +38,10 @@ public final class ChannelServiceChannels implements LocalChannels {
         return ch;
     }
 
-    private static ChannelException notFound(String name) {
-        return new ChannelException(ChannelException.Kind.NOT_FOUND, name, "channel '" + name + "' does not exist");
+    private static NotFoundException notFound(String name) {
+        return new NotFoundException("channel", name);
     }
 
-    /** @throws ApiProblem 429 when the value does not fit the channel's share or the memory budget */
     @Override
     public CompletableFuture<Void> send(String name, JsonNode value) {
         ChannelService.NamedChannel nc = named(name);
@@ -67,31 +65,12 @@ public final class ChannelServiceChannels implements LocalChannels {
 
     @Override
     public void close(String name) {
-        try {
-            channels.close(name);
-        } catch (ApiProblem p) {
-            throw translate(name, p);
-        }
+        channels.close(name);
     }
 
     @Override
     public void delete(String name) {
-        try {
-            channels.delete(name);
-        } catch (ApiProblem p) {
-            throw translate(name, p);
-        }
-    }
-
-    private static RuntimeException translate(String name, ApiProblem p) {
-        String type = p.getBody().getType() == null ? "" : p.getBody().getType().toString();
-        if (type.equals(ApiProblem.TYPE_BASE + "channel-closed")) {
-            return new ChannelException(ChannelException.Kind.CLOSED, name, "channel '" + name + "' is closed");
-        }
-        if (type.equals(ApiProblem.TYPE_BASE + "not-found")) {
-            return notFound(name);
-        }
-        return p;
+        channels.delete(name);
     }
 
     @Override

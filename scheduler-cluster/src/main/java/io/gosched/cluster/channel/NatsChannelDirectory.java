@@ -1,5 +1,10 @@
 package io.gosched.cluster.channel;
 
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.GoneException;
+import io.gosched.service.error.NotFoundException;
+import io.gosched.service.error.RefusedException;
+
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,7 +22,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.gosched.api.channel.spi.ChannelDirectory;
-import io.gosched.api.channel.spi.ChannelException;
 import io.gosched.api.channel.spi.ChannelHome;
 import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.api.channel.spi.LocalChannels;
@@ -54,8 +58,7 @@ import tools.jackson.databind.JsonNode;
  * never makes an operation happen twice. "No responders" (nobody subscribes for that node) or
  * silence past the last retry is then checked against the home's heartbeat:
  * <ul>
- * <li>the home is gone (no heartbeat of that incarnation): {@link ChannelException.Kind#LOST},
- *     HTTP 410 — within one node TTL of a SIGKILL, never a hang;</li>
+ * <li>the home is gone (no heartbeat of that incarnation): {@link GoneException} (the channel is lost) — within one node TTL of a SIGKILL, never a hang;</li>
  * <li>the home is alive but unreachable (reconnecting): no-responders is retried until the
  *     deadline, then {@code BackendUnavailableException} (503). For a send this means
  *     "outcome unknown", never "not sent".</li>
@@ -232,7 +235,8 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
             return home;
         } catch (JetStreamApiException e) {
             if (e.getApiErrorCode() == WRONG_LAST_SEQUENCE) {
-                throw new ChannelException(ChannelException.Kind.EXISTS, name, "channel '" + name + "' already exists");
+                throw new ConflictException(ConflictException.Reason.CHANNEL_EXISTS, "channel '" + name + "' already exists")
+                        .with("channel", name);
             }
             throw new IllegalStateException("NATS refused channel '" + name + "': " + e.getMessage(), e);
         } catch (IOException | IllegalStateException e) {
@@ -456,20 +460,20 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
         switch (r.status() == null ? Forwarded.UNKNOWN : r.status()) {
             case Forwarded.OK -> {
             }
-            case Forwarded.NOT_FOUND -> throw new ChannelException(ChannelException.Kind.NOT_FOUND, n, "channel '" + n + "' does not exist");
-            case Forwarded.CLOSED -> throw new ChannelException(ChannelException.Kind.CLOSED, n, "channel '" + n + "' is closed");
+            case Forwarded.NOT_FOUND -> throw new NotFoundException("channel", n);
+            case Forwarded.CLOSED -> throw ConflictException.channelClosed(n);
             case Forwarded.LOST -> throw lost(home);
-            case Forwarded.FULL -> throw io.gosched.api.error.ApiProblem.budgetFull("node " + home.node() + ", home of channel '" + n
-                    + "': " + (r.reason() == null ? "its memory budget has no room for the value" : r.reason()), java.time.Duration.ofSeconds(1))
-                    .with("channel", n).with("node", home.node());
+            case Forwarded.FULL -> throw new RefusedException(RefusedException.Reason.MEMORY_BUDGET, "node " + home.node()
+                    + ", home of channel '" + n + "': " + (r.reason() == null ? "its memory budget has no room for the value" : r.reason()),
+                    java.time.Duration.ofSeconds(1)).with("channel", n).with("node", home.node());
             case Forwarded.BUSY -> throw conn.unavailable("the home node " + home.node() + " of channel '" + n
                     + "' holds too many forwarded operations", null);
             default -> throw conn.unavailable("the outcome of the operation on channel '" + n + "' is unknown", null);
         }
     }
 
-    private ChannelException lost(ChannelHome home) {
-        return new ChannelException(ChannelException.Kind.LOST, home.name(), "channel '" + home.name() + "' is lost: its home node "
+    private GoneException lost(ChannelHome home) {
+        return GoneException.channelLost(home.name(), "channel '" + home.name() + "' is lost: its home node "
                 + home.node() + " is gone, and the channel with it");
     }
 

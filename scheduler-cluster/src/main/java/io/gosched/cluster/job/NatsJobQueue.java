@@ -13,7 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.gosched.api.error.BackendFullException;
+import io.gosched.service.error.BackendFullException;
 import io.gosched.api.job.JobSpec;
 import io.gosched.api.job.spi.JobLease;
 import io.gosched.api.job.spi.JobQueue;

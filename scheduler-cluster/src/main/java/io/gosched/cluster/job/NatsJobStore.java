@@ -12,7 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import io.gosched.api.error.BackendFullException;
+import io.gosched.service.error.BackendFullException;
 import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobRecord;
 import io.gosched.api.job.spi.JobStore;

@@ -16,7 +16,8 @@ import io.gosched.api.ApiMetrics;
 import io.gosched.api.ApiProperties;
 import io.gosched.api.budget.ServiceBudget;
 import io.gosched.api.channel.ChannelService;
-import io.gosched.api.channel.spi.ChannelException;
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.GoneException;
 import io.gosched.api.channel.spi.ChannelHome;
 import io.gosched.api.channel.spi.ChannelOutcome;
 import io.gosched.cluster.ClusterConnection;
@@ -275,13 +276,12 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         a.conn().close();
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> b.directory().send(home, F.textNode("x"), Duration.ofSeconds(30)).block(Duration.ofSeconds(60)))
-                .isInstanceOf(ChannelException.class).satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.LOST))
-                .hasMessageContaining("orphan");
+                .isInstanceOf(GoneException.class).hasMessageContaining("orphan");
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertThat(ms).as("lost within about a node TTL, not after the 30 s timeout").isLessThan(10_000);
         assertThatThrownBy(() -> pending.get(10, java.util.concurrent.TimeUnit.SECONDS))
                 .as("a receive that was waiting when the home died ends as lost too, long before its 30 s")
-                .hasCauseInstanceOf(ChannelException.class);
+                .hasCauseInstanceOf(GoneException.class);
         assertThat(b.directory().unregister("orphan")).as("a lost channel can be deleted from any node").isTrue();
         assertThat(b.directory().home("orphan")).isEmpty();
     }
@@ -296,7 +296,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         a.conn().close();
         Node again = node("a"); // same id, new incarnation
         assertThatThrownBy(() -> b.directory().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
-                .isInstanceOf(ChannelException.class).satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.LOST));
+                .isInstanceOf(GoneException.class);
         assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
                 .as("the restarted node removed the entries of its previous life").isTrue();
         assertThat(again.directory().localIncarnation()).isNotEqualTo(old.incarnation());
@@ -315,10 +315,10 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         assertThat(st.len()).isEqualTo(1);
         assertThat(st.capacity()).isEqualTo(2);
         b.directory().close(home).block(Duration.ofSeconds(5));
-        assertThatThrownBy(() -> b.directory().close(home).block(Duration.ofSeconds(5))).isInstanceOf(ChannelException.class)
-                .satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.CLOSED));
+        assertThatThrownBy(() -> b.directory().close(home).block(Duration.ofSeconds(5))).isInstanceOf(ConflictException.class)
+                .satisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_CLOSED));
         assertThatThrownBy(() -> b.directory().send(home, F.textNode("late"), Duration.ofSeconds(1)).block(Duration.ofSeconds(5)))
-                .isInstanceOf(ChannelException.class);
+                .isInstanceOf(ConflictException.class);
         ChannelOutcome.Recv r = b.directory().recv(home, Duration.ofSeconds(1)).block();
         assertThat(r.value().asText()).as("buffered values stay receivable after close").isEqualTo("buffered");
         ChannelOutcome.Recv end = b.directory().recv(home, Duration.ofSeconds(1)).block();
@@ -331,8 +331,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         make(a, "shared", 0);
-        assertThatThrownBy(() -> b.directory().register("shared", 0, Instant.now())).isInstanceOf(ChannelException.class)
-                .satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.EXISTS));
+        assertThatThrownBy(() -> b.directory().register("shared", 0, Instant.now())).isInstanceOf(ConflictException.class)
+                .satisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_EXISTS));
         assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().list().size() == 1)).isTrue();
         assertThat(b.directory().unregister("shared")).as("only its home (or anyone once it is lost) removes it").isFalse();
         assertThat(a.directory().unregister("shared")).isTrue();

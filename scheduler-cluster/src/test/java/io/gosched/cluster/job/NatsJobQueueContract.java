@@ -11,8 +11,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.gosched.api.error.BackendFullException;
-import io.gosched.api.error.BackendUnavailableException;
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.error.BackendUnavailableException;
 import io.gosched.api.job.spi.JobLease;
 import io.gosched.api.job.spi.JobTicket;
 import io.gosched.cluster.ClusterConnection;

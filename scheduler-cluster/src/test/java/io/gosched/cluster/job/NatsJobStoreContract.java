@@ -7,8 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-import io.gosched.api.error.BackendFullException;
-import io.gosched.api.error.BackendUnavailableException;
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.error.BackendUnavailableException;
 import io.gosched.api.job.JobState;
 import io.gosched.api.job.spi.IdempotencyEntry;
 import io.gosched.api.job.spi.JobRecord;

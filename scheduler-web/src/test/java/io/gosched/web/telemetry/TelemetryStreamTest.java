@@ -1,5 +1,7 @@
 package io.gosched.web.telemetry;
 
+import io.gosched.service.error.ServiceException;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.api.ApiMetrics;
@@ -148,8 +150,8 @@ class TelemetryStreamTest {
         assertThat(budget.held(Retained.STREAMS)).isEqualTo(2 * 16384);
         StepVerifier.create(s.events(Duration.ofSeconds(1)))
                 .expectErrorSatisfies(e -> {
-                    assertThat(e).isInstanceOf(ApiProblem.class);
-                    ApiProblem p = (ApiProblem) e;
+                    assertThat(e).isInstanceOf(ServiceException.class);
+                    ApiProblem p = ApiProblem.of((ServiceException) e); // as the problem handler answers it
                     assertThat(p.getStatusCode().value()).isEqualTo(429);
                     assertThat(p.getHeaders().getFirst("Retry-After")).isEqualTo("1");
                     assertThat(p.getBody().getDetail()).contains("2 SSE streams", "gosched.api.admission.max-open-streams");

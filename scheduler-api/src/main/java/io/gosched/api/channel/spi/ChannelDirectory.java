@@ -14,7 +14,8 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Thread-safe. The forwarding methods never block: they answer with a {@link Mono} that ends
  * within the operation's timeout plus the directory's forwarding margin, with a value or with a
- * {@link ChannelException} or {@link io.gosched.api.error.BackendUnavailableException}. The
+ * {@link io.gosched.service.error.ServiceException} (not found, closed, lost, refused) or a
+ * {@link io.gosched.service.error.BackendUnavailableException}. The
  * registry methods may block on the network for a bounded time.
  */
 public interface ChannelDirectory {
@@ -29,7 +30,7 @@ public interface ChannelDirectory {
      * Records that channel {@code name} lives on this node. Names are unique cluster-wide.
      *
      * @return the home now recorded
-     * @throws ChannelException EXISTS if the name is taken (on any node)
+     * @throws io.gosched.service.error.ConflictException CHANNEL_EXISTS if the name is taken (on any node)
      */
     ChannelHome register(String name, int capacity, Instant createdAt);
 
@@ -70,11 +71,11 @@ public interface ChannelDirectory {
      * The states of every channel living on {@code node} as incarnation {@code incarnation}, sorted
      * by name: one request per page, not one per channel.
      *
-     * @throws ChannelException LOST (in the Mono) if that node is gone
+     * @throws io.gosched.service.error.GoneException (in the Mono) if that node is gone
      */
     Mono<List<ChannelOutcome.State>> states(String node, String incarnation);
 
-    /** Throws {@link io.gosched.api.error.BackendUnavailableException} while the directory cannot be reached. */
+    /** Throws {@link io.gosched.service.error.BackendUnavailableException} while the directory cannot be reached. */
     void checkReachable();
 
     /**

@@ -23,21 +23,23 @@ public interface LocalChannels {
      * Starts a send; the future completes once the value is delivered (to a receiver or the
      * buffer), or exceptionally with {@code ChanClosedException} on a closed channel.
      *
-     * @throws ChannelException NOT_FOUND if there is no such channel here
+     * @throws io.gosched.service.error.NotFoundException if there is no such channel here
+     * @throws io.gosched.service.error.RefusedException when the value does not fit the channel's share or the memory budget
      */
     CompletableFuture<Void> send(String name, JsonNode value);
 
     /**
      * Starts a receive; {@code ok} false once the channel is closed and drained.
      *
-     * @throws ChannelException NOT_FOUND if there is no such channel here
+     * @throws io.gosched.service.error.NotFoundException if there is no such channel here
      */
     CompletableFuture<Received<Object>> recv(String name);
 
     /**
      * Closes the channel.
      *
-     * @throws ChannelException NOT_FOUND, or CLOSED if it already was
+     * @throws io.gosched.service.error.NotFoundException if there is no such channel here
+     * @throws io.gosched.service.error.ConflictException CHANNEL_CLOSED if it already was
      */
     void close(String name);
 
@@ -61,7 +63,7 @@ public interface LocalChannels {
      * removes it from the directory. May block on the directory (the caller runs it off the
      * NATS dispatcher).
      *
-     * @throws ChannelException NOT_FOUND if there is no such channel here
+     * @throws io.gosched.service.error.NotFoundException if there is no such channel here
      */
     void delete(String name);
 }

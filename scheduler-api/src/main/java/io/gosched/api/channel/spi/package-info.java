@@ -16,7 +16,7 @@
  *     reply was lost) gets the same outcome from the home's outcome cache, and a value whose
  *     caller went away, or never confirmed it, is put back into the channel;</li>
  * <li>when the home is gone, every operation ends with
- *     {@link io.gosched.api.channel.spi.ChannelException.Kind#LOST} (HTTP 410), never a hang.</li>
+ *     {@link io.gosched.service.error.GoneException} (the channel is lost), never a hang.</li>
  * </ul>
  * A blocking select over channels with different homes cannot be made atomic by forwarding; the
  * job service refuses it (422) and runs a job whose shared channels share a home on that home

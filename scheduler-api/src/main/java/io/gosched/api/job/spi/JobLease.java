@@ -28,7 +28,7 @@ public interface JobLease {
      * Removes the ticket from the queue for good: the job finished, was requeued under a new
      * ticket, or the ticket was stale. Waits for the queue to confirm.
      *
-     * @throws io.gosched.api.error.BackendUnavailableException if the queue cannot be reached; the
+     * @throws io.gosched.service.error.BackendUnavailableException if the queue cannot be reached; the
      *         lease then lapses and the ticket comes back, which the claim protocol treats as stale
      */
     void complete();

@@ -28,8 +28,8 @@ public interface JobQueue {
     /**
      * Adds a ticket. Returns once the queue holds it durably.
      *
-     * @throws io.gosched.api.error.BackendFullException when the queue is at its size limit
-     * @throws io.gosched.api.error.BackendUnavailableException when the queue cannot be reached
+     * @throws io.gosched.service.error.BackendFullException when the queue is at its size limit
+     * @throws io.gosched.service.error.BackendUnavailableException when the queue cannot be reached
      */
     void enqueue(JobTicket ticket);
 
@@ -69,7 +69,7 @@ public interface JobQueue {
      * would ever bring it back ({@code JobEngine}'s orphan sweep acts on such jobs only). A
      * queue that cannot tell answers true, the default.
      *
-     * @throws io.gosched.api.error.BackendUnavailableException when the queue cannot be reached
+     * @throws io.gosched.service.error.BackendUnavailableException when the queue cannot be reached
      */
     default boolean holdsTicketOf(String jobId) {
         return true;

@@ -29,8 +29,8 @@ public interface JobStore {
      * Stores a new job.
      *
      * @return the stored record, or empty if a job with this id already exists
-     * @throws io.gosched.api.error.BackendFullException when the store is at its size limit
-     * @throws io.gosched.api.error.BackendUnavailableException when the store cannot be reached
+     * @throws io.gosched.service.error.BackendFullException when the store is at its size limit
+     * @throws io.gosched.service.error.BackendUnavailableException when the store cannot be reached
      */
     Optional<Versioned<JobRecord>> create(JobRecord job);
 

@@ -1,9 +1,9 @@
-package io.gosched.api.error;
+package io.gosched.service.error;
 
 import java.time.Duration;
 
 /**
- * The backend cannot be reached now: the answer is 503 with {@code Retry-After}. The request was
+ * The backend cannot be reached now; trying again after {@link #retryAfter()} may. The request was
  * not carried out, or (a read) nothing could be read; for a forwarded channel send it means the
  * outcome is unknown, never that the value was not sent.
  */

@@ -1,15 +1,14 @@
-package io.gosched.api.error;
+package io.gosched.service.error;
 
 import java.time.Duration;
 import java.util.Objects;
 
 /**
  * A backend the service depends on (in cluster mode: NATS) could not carry out a request now,
- * and says when trying again makes sense: the HTTP answer carries {@code Retry-After}. Thrown by
- * the ports of {@code io.gosched.api.job.spi} and {@code io.gosched.api.channel.spi}, never by the
- * embedded default.
+ * and says when trying again makes sense. Thrown by the ports of {@code io.gosched.service.job.spi}
+ * and {@code io.gosched.service.channel.spi}, never by the in-memory defaults.
  */
-public abstract sealed class BackendException extends RuntimeException permits BackendUnavailableException, BackendFullException {
+public abstract sealed class BackendException extends ServiceException permits BackendUnavailableException, BackendFullException {
 
     private final String backend;
     private final Duration retryAfter;

@@ -1,4 +1,4 @@
-package io.gosched.api.workload;
+package io.gosched.service.error;
 
 /**
  * One reason a request was refused: where (an RFC 6901 JSON pointer into the request body, or
