@@ -1,17 +1,21 @@
 package io.gosched.api;
 
+import io.gosched.service.metrics.ServiceMetrics;
+
+import io.gosched.service.ServiceProperties;
+
 import io.gosched.api.budget.BudgetConfiguration;
 import io.gosched.api.channel.ChannelConfiguration;
-import io.gosched.api.channel.ChannelService;
+import io.gosched.service.channel.ChannelService;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.error.ProblemErrorWebExceptionHandler;
 import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobConfiguration;
-import io.gosched.api.job.JobService;
+import io.gosched.service.job.JobService;
 import io.gosched.api.debug.DebugConfiguration;
 import io.gosched.api.scheduler.RuntimeConfiguration;
 import io.gosched.api.scheduler.RuntimeLifecycle;
-import io.gosched.api.scheduler.RuntimeProperties;
+import io.gosched.service.runtime.RuntimeProperties;
 import io.gosched.api.security.BodyLimitFilter;
 import io.gosched.api.workload.WorkloadConfiguration;
 import io.gosched.runtime.GoRuntime;
@@ -34,14 +38,14 @@ import org.springframework.web.reactive.config.WebFluxConfigurer;
  */
 @AutoConfiguration(beforeName = {"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
         "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties({ApiProperties.class, ServiceProperties.class})
 @Import({RuntimeConfiguration.class, BudgetConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class,
         JobConfiguration.class, DebugConfiguration.class})
 public class GoschedApiAutoConfiguration {
 
     @Bean
-    public ApiMetrics goschedApiMetrics(ObjectProvider<MeterRegistry> registry) {
-        return new ApiMetrics(registry.getIfAvailable());
+    public ServiceMetrics goschedApiMetrics(ObjectProvider<MeterRegistry> registry) {
+        return new ServiceMetrics(registry.getIfAvailable());
     }
 
     @Bean
@@ -74,7 +78,7 @@ public class GoschedApiAutoConfiguration {
     }
 
     @Bean
-    public BodyLimitFilter goschedBodyLimitFilter(ApiProperties properties) {
+    public BodyLimitFilter goschedBodyLimitFilter(ServiceProperties properties) {
         return new BodyLimitFilter(properties);
     }
 }

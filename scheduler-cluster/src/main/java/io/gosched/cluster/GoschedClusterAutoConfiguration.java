@@ -2,8 +2,8 @@ package io.gosched.cluster;
 
 import java.time.Clock;
 
-import io.gosched.api.ApiProperties;
-import io.gosched.api.job.spi.JobNode;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.job.spi.JobNode;
 import io.gosched.cluster.channel.ClusterChannelConfiguration;
 import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
@@ -61,9 +61,9 @@ public class GoschedClusterAutoConfiguration {
     static final int RECORD_OVERHEAD = 8 * 1024;
 
     @Bean(destroyMethod = "close")
-    public ClusterConnection goschedClusterConnection(ClusterProperties properties, ObjectProvider<ApiProperties> api) {
+    public ClusterConnection goschedClusterConnection(ClusterProperties properties, ObjectProvider<ServiceProperties> api) {
         ClusterConnection c = ClusterConnection.connect(properties);
-        ApiProperties a = api.getIfAvailable();
+        ServiceProperties a = api.getIfAvailable();
         long maxPayload = c.nats().getServerInfo().getMaxPayload();
         if (a != null && a.limits().maxBodyBytes() + RECORD_OVERHEAD > maxPayload) {
             c.close();

@@ -8,9 +8,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobRecord;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.spi.JobLease;
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
 import io.gosched.cluster.testing.NatsCluster;

@@ -1,7 +1,9 @@
 package io.gosched.api.budget;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
+import io.gosched.service.budget.ServiceBudget;
+
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -13,7 +15,7 @@ import org.springframework.context.annotation.Import;
 public class BudgetConfiguration {
 
     @Bean
-    public ServiceBudget goschedServiceBudget(ApiProperties properties, ApiMetrics metrics) {
+    public ServiceBudget goschedServiceBudget(ServiceProperties properties, ServiceMetrics metrics) {
         return ServiceBudget.of(properties, metrics);
     }
 }

@@ -1,9 +1,11 @@
 package io.gosched.api.channel;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.spi.ChannelDirectory;
+import io.gosched.service.channel.ChannelService;
+
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.budget.ServiceBudget;
+import io.gosched.service.channel.spi.ChannelDirectory;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -16,7 +18,7 @@ import org.springframework.context.annotation.Import;
 public class ChannelConfiguration {
 
     @Bean
-    public ChannelService channelService(ApiProperties properties, ApiMetrics metrics, ServiceBudget budget,
+    public ChannelService channelService(ServiceProperties properties, ServiceMetrics metrics, ServiceBudget budget,
             ObjectProvider<ChannelDirectory> directory) {
         // Cluster mode provides a directory; the node then serves its channels to the others
         // (scheduler-cluster's configuration hands them to it).

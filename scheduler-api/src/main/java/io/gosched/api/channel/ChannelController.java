@@ -1,11 +1,13 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.channel.ChannelService;
+
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
 import io.gosched.api.error.ApiProblem;
-import io.gosched.api.workload.JsonInput;
+import io.gosched.service.workload.JsonInput;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;

@@ -1,20 +1,22 @@
 package io.gosched.api.job;
 
+import io.gosched.service.job.JobService;
+
 import java.time.Clock;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.ChannelService;
-import io.gosched.api.scheduler.GoroutineFailures;
-import io.gosched.api.workload.WorkloadParser;
-import io.gosched.api.workload.WorkloadTemplates;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.budget.ServiceBudget;
+import io.gosched.service.channel.ChannelService;
+import io.gosched.service.runtime.GoroutineFailures;
+import io.gosched.service.workload.WorkloadParser;
+import io.gosched.service.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
 
-import io.gosched.api.channel.spi.ChannelDirectory;
-import io.gosched.api.job.spi.JobNode;
-import io.gosched.api.job.spi.JobQueue;
-import io.gosched.api.job.spi.JobStore;
+import io.gosched.service.channel.spi.ChannelDirectory;
+import io.gosched.service.job.spi.JobNode;
+import io.gosched.service.job.spi.JobQueue;
+import io.gosched.service.job.spi.JobStore;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -30,7 +32,7 @@ import org.springframework.context.annotation.Import;
 public class JobConfiguration {
 
     @Bean
-    public JobService jobService(GoRuntime runtime, ChannelService channels, ApiProperties properties, ApiMetrics metrics,
+    public JobService jobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics,
             WorkloadParser parser, WorkloadTemplates templates, ServiceBudget budget, ObjectProvider<JobQueue> queue,
             ObjectProvider<JobStore> store, ObjectProvider<JobNode> node, ObjectProvider<ChannelDirectory> directory,
             ObjectProvider<GoroutineFailures> goroutineFailures) {

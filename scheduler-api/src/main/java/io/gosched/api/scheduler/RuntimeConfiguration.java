@@ -1,5 +1,9 @@
 package io.gosched.api.scheduler;
 
+import io.gosched.service.runtime.RuntimeProperties;
+
+import io.gosched.service.runtime.GoroutineFailures;
+
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;

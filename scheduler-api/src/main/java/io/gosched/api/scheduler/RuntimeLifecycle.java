@@ -1,9 +1,11 @@
 package io.gosched.api.scheduler;
 
+import io.gosched.service.runtime.RuntimeProperties;
+
 import java.time.Duration;
 
-import io.gosched.api.channel.ChannelService;
-import io.gosched.api.job.JobService;
+import io.gosched.service.channel.ChannelService;
+import io.gosched.service.job.JobService;
 import io.gosched.runtime.GoRuntime;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

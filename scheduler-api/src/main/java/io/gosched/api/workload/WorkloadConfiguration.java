@@ -1,6 +1,10 @@
 package io.gosched.api.workload;
 
-import io.gosched.api.ApiProperties;
+import io.gosched.service.workload.WorkloadTemplates;
+
+import io.gosched.service.workload.WorkloadParser;
+
+import io.gosched.service.ServiceProperties;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -12,7 +16,7 @@ import org.springframework.context.annotation.Import;
 public class WorkloadConfiguration {
 
     @Bean
-    public WorkloadParser workloadParser(ApiProperties properties) {
+    public WorkloadParser workloadParser(ServiceProperties properties) {
         return new WorkloadParser(properties.limits());
     }
 

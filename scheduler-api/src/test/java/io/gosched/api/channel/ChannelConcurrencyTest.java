@@ -1,5 +1,7 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.channel.ChannelService;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,9 +13,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.gosched.api.budget.HeldValue;
-import io.gosched.api.budget.Retained;
-import io.gosched.api.budget.ServiceBudget;
+import io.gosched.service.budget.HeldValue;
+import io.gosched.service.budget.Retained;
+import io.gosched.service.budget.ServiceBudget;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.runtime.Received;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

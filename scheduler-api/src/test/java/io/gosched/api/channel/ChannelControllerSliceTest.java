@@ -1,10 +1,12 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.channel.ChannelService;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.budget.ServiceBudget;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.testapp.TestApplication;
 import org.junit.jupiter.api.Test;
@@ -27,14 +29,14 @@ import org.springframework.test.web.reactive.server.WebTestClient;
         "gosched.api.channels.default-timeout-ms=20"})
 @ContextConfiguration(classes = TestApplication.class)
 @Import({ChannelController.class, ApiExceptionHandler.class, ChannelControllerSliceTest.Service.class})
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties(ServiceProperties.class)
 class ChannelControllerSliceTest {
 
     @TestConfiguration(proxyBeanMethods = false)
     static class Service {
         @Bean
-        ChannelService channelService(ApiProperties properties) {
-            ApiMetrics metrics = new ApiMetrics(null);
+        ChannelService channelService(ServiceProperties properties) {
+            ServiceMetrics metrics = new ServiceMetrics(null);
             return new ChannelService(properties, metrics, ServiceBudget.of(properties, metrics));
         }
     }

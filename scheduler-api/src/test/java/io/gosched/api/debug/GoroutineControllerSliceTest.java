@@ -7,7 +7,7 @@ import static org.mockito.Mockito.when;
 
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.error.WireEnums;
-import io.gosched.api.job.JobService;
+import io.gosched.service.job.JobService;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.api.testapp.TwoProcRuntime;
 import io.gosched.runtime.Chan;

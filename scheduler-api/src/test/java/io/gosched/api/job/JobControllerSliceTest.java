@@ -1,12 +1,14 @@
 package io.gosched.api.job;
 
+import io.gosched.service.job.JobService;
+
 import io.gosched.service.error.RefusedException;
 
 import io.gosched.service.error.ShuttingDownException;
 
 import java.time.Duration;
 
-import io.gosched.api.ApiProperties;
+import io.gosched.service.ServiceProperties;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.testapp.TestApplication;
 import org.junit.jupiter.api.Test;
@@ -32,7 +34,7 @@ import static org.mockito.Mockito.when;
 @WebFluxTest
 @ContextConfiguration(classes = TestApplication.class)
 @Import({JobController.class, ApiExceptionHandler.class})
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties(ServiceProperties.class)
 class JobControllerSliceTest {
 
     @Autowired

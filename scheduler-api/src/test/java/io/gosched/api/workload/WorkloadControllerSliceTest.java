@@ -1,8 +1,12 @@
 package io.gosched.api.workload;
 
+import io.gosched.service.workload.WorkloadTemplates;
+
+import io.gosched.service.workload.WorkloadParser;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiProperties;
+import io.gosched.service.ServiceProperties;
 import io.gosched.api.testapp.TestApplication;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +28,7 @@ import tools.jackson.databind.JsonNode;
         "gosched.api.limits.max-sleep-ms=1234"})
 @ContextConfiguration(classes = TestApplication.class)
 @Import(WorkloadConfiguration.class)
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties(ServiceProperties.class)
 class WorkloadControllerSliceTest {
 
     @Autowired

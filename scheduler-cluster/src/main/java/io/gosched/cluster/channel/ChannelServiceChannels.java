@@ -5,10 +5,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
-import io.gosched.api.budget.HeldValue;
-import io.gosched.api.channel.ChannelService;
-import io.gosched.api.channel.spi.ChannelOutcome;
-import io.gosched.api.channel.spi.LocalChannels;
+import io.gosched.service.budget.HeldValue;
+import io.gosched.service.channel.ChannelService;
+import io.gosched.service.channel.spi.ChannelOutcome;
+import io.gosched.service.channel.spi.LocalChannels;
 import io.gosched.service.error.NotFoundException;
 import io.gosched.runtime.Received;
 import tools.jackson.databind.JsonNode;

@@ -2,8 +2,8 @@ package io.gosched.cluster.channel;
 
 import java.time.Duration;
 
-import io.gosched.api.channel.ChannelService;
-import io.gosched.api.channel.spi.ChannelDirectory;
+import io.gosched.service.channel.ChannelService;
+import io.gosched.service.channel.spi.ChannelDirectory;
 import io.gosched.cluster.ClusterProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

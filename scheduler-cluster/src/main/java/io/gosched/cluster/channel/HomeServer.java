@@ -12,9 +12,9 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.gosched.api.budget.HeldValue;
-import io.gosched.api.channel.spi.ChannelOutcome;
-import io.gosched.api.channel.spi.LocalChannels;
+import io.gosched.service.budget.HeldValue;
+import io.gosched.service.channel.spi.ChannelOutcome;
+import io.gosched.service.channel.spi.LocalChannels;
 import io.gosched.service.error.BackendUnavailableException;
 import io.gosched.service.error.ConflictException;
 import io.gosched.service.error.NotFoundException;

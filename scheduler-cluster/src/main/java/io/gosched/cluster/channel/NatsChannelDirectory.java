@@ -21,10 +21,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.gosched.api.channel.spi.ChannelDirectory;
-import io.gosched.api.channel.spi.ChannelHome;
-import io.gosched.api.channel.spi.ChannelOutcome;
-import io.gosched.api.channel.spi.LocalChannels;
+import io.gosched.service.channel.spi.ChannelDirectory;
+import io.gosched.service.channel.spi.ChannelHome;
+import io.gosched.service.channel.spi.ChannelOutcome;
+import io.gosched.service.channel.spi.LocalChannels;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterNodes;

@@ -2,8 +2,8 @@ package io.gosched.cluster.job;
 
 import java.nio.charset.StandardCharsets;
 
-import io.gosched.api.job.JobSpec;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.JobSpec;
+import io.gosched.service.job.spi.JobTicket;
 
 /**
  * What a kick on {@code gosched.kick} says: which consumer its ticket waits on, so that a puller

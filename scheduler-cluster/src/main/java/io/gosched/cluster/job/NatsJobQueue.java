@@ -14,10 +14,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.gosched.service.error.BackendFullException;
-import io.gosched.api.job.JobSpec;
-import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobQueue;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.JobSpec;
+import io.gosched.service.job.spi.JobLease;
+import io.gosched.service.job.spi.JobQueue;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterMetrics;

@@ -12,14 +12,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.ChannelService;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.budget.ServiceBudget;
+import io.gosched.service.channel.ChannelService;
 import io.gosched.service.error.ConflictException;
 import io.gosched.service.error.GoneException;
-import io.gosched.api.channel.spi.ChannelHome;
-import io.gosched.api.channel.spi.ChannelOutcome;
+import io.gosched.service.channel.spi.ChannelHome;
+import io.gosched.service.channel.spi.ChannelOutcome;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterNodes;
@@ -62,8 +62,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     Node node(ClusterConnection c) {
         ClusterNodes n = nodes.track(ClusterNodes.start(c));
         NatsChannelDirectory d = nodes.track(NatsChannelDirectory.start(c, n));
-        ApiProperties api = new Binder(new MapConfigurationPropertySource(Map.of())).bindOrCreate("gosched.api", ApiProperties.class);
-        ApiMetrics metrics = new ApiMetrics(null);
+        ServiceProperties api = new Binder(new MapConfigurationPropertySource(Map.of())).bindOrCreate("gosched.api", ServiceProperties.class);
+        ServiceMetrics metrics = new ServiceMetrics(null);
         ChannelService channels = new ChannelService(api, metrics, ServiceBudget.of(api, metrics));
         d.serve(new ChannelServiceChannels(channels));
         return new Node(c, n, d, channels);
@@ -165,7 +165,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         while (System.nanoTime() - quietSince < Duration.ofSeconds(3).toNanos()) {
             Received<Object> r = ch.tryRecv();
             if (r != null) {
-                int n = io.gosched.api.budget.HeldValue.take(r.value()).asInt();
+                int n = io.gosched.service.budget.HeldValue.take(r.value()).asInt();
                 if (received.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet() > 1) {
                     duplicates.incrementAndGet();
                 }
