@@ -3,6 +3,7 @@ package io.gosched.api;
 import io.gosched.service.ServiceProperties;
 
 import io.gosched.runtime.GoRuntime;
+import io.gosched.service.config.GoschedServiceAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -16,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConfigurationBindingTest {
 
     final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GoschedApiAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(GoschedServiceAutoConfiguration.class, GoschedApiAutoConfiguration.class,
                     org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration.class));
 
     @ParameterizedTest

@@ -36,9 +36,9 @@ import org.springframework.util.StringUtils;
  * the node's heartbeat, the cluster meters and, where Boot's health support is present, the
  * health component {@code nats}. Every meter of the application gets the tag {@code node}
  * through {@link ClusterEnvironment}.
- * Runs before the API's auto-configuration so that its in-memory defaults back off.
+ * Runs before the service's auto-configuration so that its in-memory defaults back off.
  */
-@AutoConfiguration(beforeName = "io.gosched.api.GoschedApiAutoConfiguration")
+@AutoConfiguration(beforeName = "io.gosched.service.config.GoschedServiceAutoConfiguration")
 @Conditional(GoschedClusterAutoConfiguration.OnNatsUrl.class)
 @EnableConfigurationProperties(ClusterProperties.class)
 @Import(ClusterChannelConfiguration.class)

@@ -153,6 +153,11 @@ public final class ChannelService {
         return channels.size();
     }
 
+    /** Where every node's channels live (cluster mode), or null: this node's channels are all there are. */
+    public ChannelDirectory directory() {
+        return directory;
+    }
+
     public ServiceProperties.Channels limits() {
         return limits;
     }

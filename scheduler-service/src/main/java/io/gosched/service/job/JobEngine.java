@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import java.util.function.Function;
-import java.util.function.IntSupplier;
+import java.util.OptionalInt;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
@@ -135,32 +135,21 @@ final class JobEngine {
     private final ChannelDirectory directory; // null without a directory: shared channels are this node's
     private final ServiceProperties properties;
     private final ServiceMetrics metrics;
-    private final JobSpecParser parser;
+    private final JobSpecs specs;
     private final Interpreter interpreter = new Interpreter();
     private final Clock clock;
     private final JobMemory memory;
     private final JobQueue queue;
     private final JobStore store;
     private final JobNode node;
-    /** The queue and store live in this process (embedded mode). */
+    /** The store lives in this process (the in-memory one): no other node reads or writes its records. */
     private final boolean local;
-    /** Embedded mode: the in-memory store's count of queued records, the exact number of waiting jobs; null in cluster mode. */
-    private final IntSupplier localQueued;
     /** Cluster mode: the latest progress of attempts running on other nodes, by job id. */
     private final ConcurrentHashMap<String, Live> progress = new ConcurrentHashMap<>();
     private final AutoCloseable progressFeed;
 
     private record Live(JobStore.Progress progress, long atNanos) {}
 
-    /**
-     * Embedded mode: the parsed spec of every queued job, by id, from its submission to its claim,
-     * so that no job is parsed twice, however deep the queue. What it holds is what the store's
-     * charge for the request estimates ({@link JobMemory#requestBytes}: the parsed request); the
-     * store charges its JSON text on top ({@link io.gosched.service.job.memory.InMemoryJobStore}), so
-     * the two together stay within the budget. In cluster mode another node may claim the job:
-     * nothing is cached.
-     */
-    private final ConcurrentHashMap<String, JobSpec> parsed = new ConcurrentHashMap<>();
 
     /** Jobs this node runs now, by id. */
     private final ConcurrentHashMap<String, Local> held = new ConcurrentHashMap<>();
@@ -350,21 +339,20 @@ final class JobEngine {
     }
 
     JobEngine(GoRuntime runtime, ChannelService channels, ChannelDirectory directory, ServiceProperties properties, ServiceMetrics metrics,
-            JobSpecParser parser, Clock clock, JobMemory memory, JobQueue queue, JobStore store, JobNode node, IntSupplier localQueued,
+            JobSpecs specs, Clock clock, JobMemory memory, JobQueue queue, JobStore store, JobNode node,
             Sinks.Empty<Void> shutdown) {
         this.runtime = runtime;
         this.channels = channels;
         this.directory = directory;
         this.properties = properties;
         this.metrics = metrics;
-        this.parser = parser;
+        this.specs = specs;
         this.clock = clock;
         this.memory = memory;
         this.queue = queue;
         this.store = store;
         this.node = node;
-        this.local = localQueued != null;
-        this.localQueued = localQueued;
+        this.local = !store.isShared();
         this.inPlace = queue.pollsWithoutBlocking();
         this.inPlaceBatch = Math.max(1, properties.admission().maxRunningJobs() / 8);
         this.shutdown = shutdown;
@@ -420,7 +408,7 @@ final class JobEngine {
             }
         }
         Instant now = clock.instant();
-        JobSpec spec = parser.parse(body, now);
+        JobSpec spec = specs.parse(body, now);
         String pointer = spec.template() == null ? "/workload" : "/params";
         String pin = pin(spec.workload());
         if (spec.workload().goroutines() > properties.admission().maxLiveGoroutines()) {
@@ -445,25 +433,23 @@ final class JobEngine {
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
                 spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash),
                 JobRecord.Status.queued(now));
-        SIZED.set(new Sized(record.spec(), requestBytes));
+        if (local) {
+            specs.remember(id, spec, requestBytes); // the in-memory store sizes the record from it
+        }
         try {
             if (store.create(record).isEmpty()) {
                 throw new IllegalStateException("job id " + id + " already exists");
             }
         } catch (RuntimeException e) {
+            specs.forget(id);
             releaseKey(idempotencyKey, key);
             throw e;
-        } finally {
-            SIZED.remove();
         }
-        boolean cached = local && parsed.putIfAbsent(id, spec) == null;
         try {
             queue.enqueue(new JobTicket(id, 1, spec.priority(), spec.notBefore(), pin));
         } catch (RuntimeException e) {
             // No ticket, no job: take the record back so that nothing waits for ever.
-            if (cached) {
-                parsed.remove(id);
-            }
+            specs.forget(id);
             store.get(id).ifPresent(v -> store.remove(id, v.revision()));
             releaseKey(idempotencyKey, key);
             throw e;
@@ -471,24 +457,6 @@ final class JobEngine {
         metrics.jobSubmitted();
         // a job just made has run no goroutine: no need to look through the runtime's leak reports
         return new JobService.Submitted(view(record, Map.<String, Integer>of()), false);
-    }
-
-    /** The request bytes of the spec being stored on this thread: what the in-memory store charges, without parsing it again. */
-    private record Sized(JobRecord.Spec spec, long bytes) {}
-
-    private static final ThreadLocal<Sized> SIZED = new ThreadLocal<>();
-
-    /**
-     * What a record's request weighs in the memory budget ({@link JobMemory#requestBytes}): the
-     * in-memory store's charge. The record {@link #submit} is storing on this thread is sized
-     * already; another one is parsed for it.
-     */
-    static long requestBytes(JobRecord r, JobSpecParser parser) {
-        Sized s = SIZED.get();
-        if (s != null && s.spec() == r.spec()) {
-            return s.bytes();
-        }
-        return r.spec().request() == null ? JobMemory.JOB_BYTES : JobMemory.requestBytes(parser.parse(r.spec().request(), r.spec().submittedAt()));
     }
 
     private void releaseKey(String idempotencyKey, Versioned<IdempotencyEntry> key) {
@@ -877,7 +845,7 @@ final class JobEngine {
                 throw failed;
             }
             cur = read != null ? (Optional<Versioned<JobRecord>>) read
-                    : local && parsed.containsKey(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
+                    : specs.holds(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
         } catch (BackendException e) {
             release(lease);
             return null;
@@ -887,7 +855,7 @@ final class JobEngine {
             // publish it now (deduplicated by message id if it did go out), then drop ticket n
             JobRecord q = cur.get().value();
             try {
-                queue.enqueue(t.next(q.status().queuedAt().plusMillis(parser.parse(q.spec().request(), q.spec().submittedAt())
+                queue.enqueue(t.next(q.status().queuedAt().plusMillis(specs.parse(q.spec())
                         .retry().backoffBefore(q.status().attempt() + 1))));
             } catch (BackendException e) {
                 release(lease);
@@ -921,15 +889,15 @@ final class JobEngine {
             return null;
         }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
-            parsed.remove(t.jobId());
+            specs.forget(t.jobId());
             complete(lease);
             return null;
         }
         JobRecord r = cur.get().value();
         JobSpec spec;
         try {
-            JobSpec known = parsed.remove(r.id());
-            spec = known != null ? known : parser.parse(r.spec().request(), r.spec().submittedAt());
+            JobSpec known = specs.take(r.id());
+            spec = known != null ? known : specs.parse(r.spec());
         } catch (RuntimeException unparsable) {
             // a node with other limits accepted it: it can never run here, nor, with equal limits, anywhere
             Instant now = clock.instant();
@@ -1407,7 +1375,7 @@ final class JobEngine {
     /** The dead letter (protocol step 7): the job fails as lost, unless its ticket is stale already. */
     private void lost(JobTicket t, int deliveries) {
         Instant now = clock.instant();
-        parsed.remove(t.jobId());
+        specs.forget(t.jobId());
         JobStore.Update u = store.update(t.jobId(), r -> stale(r, t) ? null : r.lost(now, deliveries));
         if (u.applied()) {
             metrics.jobFinished(JobState.FAILED.json(), Duration.ZERO);
@@ -1654,18 +1622,15 @@ final class JobEngine {
 
     /** Jobs waiting: in the queue, and pulled by this node but waiting here for room (their records are queued too). */
     long waiting() {
-        if (localQueued != null) {
-            return localQueued.getAsInt();
+        OptionalInt exact = store.countQueued();
+        if (exact.isPresent()) {
+            return exact.getAsInt();
         }
         int here;
         synchronized (slots) {
             here = waitingForRoom.size();
         }
         return queue.depth() + here;
-    }
-
-    int size() {
-        return store.list().size();
     }
 
     private Versioned<JobRecord> find(String id) {
@@ -1846,7 +1811,7 @@ final class JobEngine {
         JobRecord r = u.current().value();
         JobRecord.Status s = r.status();
         if (s.state() == JobState.CANCELLED && u.applied()) {
-            parsed.remove(id);
+            specs.forget(id);
             metrics.jobFinished(JobState.CANCELLED.json(), Duration.ZERO);
             try {
                 queue.withdraw(new JobTicket(id, s.ticket(), r.spec().priority(), r.spec().notBefore(), pinQuietly(r)));
@@ -1869,7 +1834,7 @@ final class JobEngine {
     /** The node a record's ticket is pinned to, as at submission (channel homes do not move); null if none or unknown now. */
     private String pinQuietly(JobRecord r) {
         try {
-            return pin(parser.parse(r.spec().request(), r.spec().submittedAt()).workload());
+            return pin(specs.parse(r.spec()).workload());
         } catch (RuntimeException e) {
             return null;
         }
@@ -1882,7 +1847,7 @@ final class JobEngine {
             throw new ConflictException(ConflictException.Reason.JOB_NOT_RETRYABLE,
                     "only a failed, cancelled or timed-out job can be retried; this one is " + st.json()).with("state", st.json());
         }
-        String pin = pin(parser.parse(cur.value().spec().request(), cur.value().spec().submittedAt()).workload());
+        String pin = pin(specs.parse(cur.value().spec()).workload());
         Instant now = clock.instant();
         JobRecord.Status s = cur.value().status();
         JobTicket next = new JobTicket(id, s.ticket() + 1, cur.value().spec().priority(), null, pin);

@@ -12,7 +12,6 @@ import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.channel.ChannelService;
-import io.gosched.service.channel.spi.ChannelDirectory;
 import io.gosched.service.error.InvalidRequestException;
 import io.gosched.service.error.ShuttingDownException;
 import io.gosched.service.job.memory.InMemoryJobQueue;
@@ -20,8 +19,6 @@ import io.gosched.service.job.memory.InMemoryJobStore;
 import io.gosched.service.job.spi.JobNode;
 import io.gosched.service.job.spi.JobQueue;
 import io.gosched.service.job.spi.JobStore;
-import io.gosched.service.workload.WorkloadParser;
-import io.gosched.service.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
@@ -65,53 +62,24 @@ public final class JobService {
     /** The most of a job's goroutine dump its error keeps (a panic's detail): the record lives in the store, charged to the budget. */
     public static final int MAX_PANIC_DETAIL_CHARS = 64 * 1024;
 
-    /** Embedded mode: the in-memory store (for its counts); null in cluster mode. */
-    private final InMemoryJobStore localStore;
+    private final JobStore store;
     private volatile boolean shuttingDown;
     private final Sinks.Empty<Void> shutdown = Sinks.empty();
 
-    /** Embedded mode: the engine over in-memory ports. */
-    public JobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics,
-            WorkloadParser workloads, WorkloadTemplates templates, Clock clock, ServiceBudget budget) {
-        this(runtime, channels, properties, metrics, workloads, templates, clock, budget, null);
-    }
-
     /**
-     * The ports a cluster provides: jobs are queued and stored there, and this node runs what it
-     * pulls. Null: embedded mode, everything in this node's memory.
+     * The job service over its ports: in memory by default ({@code InMemoryJobQueue},
+     * {@code InMemoryJobStore}, {@code SoleNode}), a cluster's when one contributes them.
+     *
+     * @param specs  the job bodies' parser, and the store's sizes of the requests it keeps
+     * @param clock  the records' times (submitted, started, finished) and ages
      */
-    public record Ports(JobQueue queue, JobStore store, JobNode node, ChannelDirectory directory) {}
-
-    /** The one node of embedded mode: it leads (there is nobody else), and views do not name it. */
-    private record LocalNode(String id) implements JobNode {
-        @Override
-        public boolean isLeader() {
-            return true;
-        }
-    }
-
-    /**
-     * Embedded mode's queue: a lease is never left to lapse by a live process except by a runner
-     * that gives up on it, which this engine does only for an attempt taken over elsewhere (never
-     * here); a ticket whose leases lapse this often is lost, as in a cluster.
-     */
-    private static final Duration LOCAL_ACK_WAIT = Duration.ofSeconds(30);
-    private static final int LOCAL_MAX_DELIVER = 5;
-
-    public JobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics,
-            WorkloadParser workloads, WorkloadTemplates templates, Clock clock, ServiceBudget budget, Ports ports) {
+    public JobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics, JobSpecs specs,
+            Clock clock, ServiceBudget budget, JobQueue queue, JobStore store, JobNode node) {
         this.budget = budget;
-        JobSpecParser parser = new JobSpecParser(workloads, templates);
+        this.store = store;
         JobMemory memory = new JobMemory(budget.memory(), budget.sizes().maxJobBytes());
-        if (ports == null) {
-            this.localStore = new InMemoryJobStore(clock, budget.memory(), r -> JobEngine.requestBytes(r, parser),
-                    properties.retention().maxFinishedJobs(), properties.retention().maxAge(), metrics::jobsEvicted);
-            ports = new Ports(new InMemoryJobQueue(clock, LOCAL_ACK_WAIT, LOCAL_MAX_DELIVER), localStore, new LocalNode("local"), null);
-        } else {
-            this.localStore = null;
-        }
-        this.engine = new JobEngine(runtime, channels, ports.directory(), properties, metrics, parser, clock, memory, ports.queue(),
-                ports.store(), ports.node(), localStore != null ? localStore::queued : null, shutdown);
+        this.engine = new JobEngine(runtime, channels, channels.directory(), properties, metrics, specs, clock, memory, queue, store, node,
+                shutdown);
         metrics.gauges(engine::runningHere, engine::waiting, channels::size);
     }
 
@@ -176,12 +144,7 @@ public final class JobService {
 
     /** Jobs held now, finished ones included: what retention bounds. */
     public int size() {
-        return localStore != null ? localStore.size() : engine.size();
-    }
-
-    /** Idempotency-Keys held by this node's memory (embedded mode); 0 in cluster mode, where the store holds them. */
-    public int idempotencyKeys() {
-        return localStore != null ? localStore.keyCount() : 0;
+        return store.size();
     }
 
     /** Attempts running on this node now. */
@@ -253,7 +216,7 @@ public final class JobService {
     public boolean cancelAll(Duration grace) throws InterruptedException {
         beginShutdown();
         try {
-            return localStore != null ? engine.cancelAll(grace) : engine.handBack(grace);
+            return store.isShared() ? engine.handBack(grace) : engine.cancelAll(grace);
         } finally {
             engine.close();
         }

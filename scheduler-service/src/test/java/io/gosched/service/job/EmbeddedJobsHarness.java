@@ -17,8 +17,6 @@ import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.channel.ChannelService;
 import io.gosched.service.testing.TestProperties;
-import io.gosched.service.workload.WorkloadParser;
-import io.gosched.service.workload.WorkloadTemplates;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -119,8 +117,8 @@ public final class EmbeddedJobsHarness {
         ServiceMetrics metrics = new ServiceMetrics(new SimpleMeterRegistry());
         ServiceBudget budget = ServiceBudget.of(p, metrics);
         GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-        JobService jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
-                new WorkloadTemplates(), Clock.systemUTC(), budget);
+        JobService jobs = EmbeddedJobs.start(runtime, new ChannelService(p, metrics, budget), p, metrics, Clock.systemUTC(), budget)
+                .jobs();
         return new Service(runtime, jobs, budget);
     }
 

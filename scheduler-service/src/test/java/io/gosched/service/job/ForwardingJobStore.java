@@ -10,7 +10,11 @@ import io.gosched.service.job.spi.JobRecord;
 import io.gosched.service.job.spi.JobStore;
 import io.gosched.service.job.spi.Versioned;
 
-/** A store that forwards every call to another: tests override the calls whose answers they bend. */
+/**
+ * A store that forwards every call to another: tests override the calls whose answers they bend.
+ * It stands for a cluster's store ({@link JobStore#isShared()} true, no exact count of queued
+ * records), so the engine runs its cluster protocol over it, whatever store it forwards to.
+ */
 abstract class ForwardingJobStore implements JobStore {
     final JobStore d;
 

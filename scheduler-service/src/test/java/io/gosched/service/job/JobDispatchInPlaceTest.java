@@ -4,8 +4,6 @@ import io.gosched.service.job.JobView;
 
 import io.gosched.service.job.JobState;
 
-import io.gosched.service.job.JobService;
-
 import io.gosched.service.job.JobEngine;
 
 import io.gosched.testing.Await;
@@ -27,8 +25,6 @@ import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.channel.ChannelService;
 import io.gosched.service.testing.ManualClock;
 import io.gosched.service.testing.TestProperties;
-import io.gosched.service.workload.WorkloadParser;
-import io.gosched.service.workload.WorkloadTemplates;
 import io.gosched.runtime.GoroutineInfo;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -55,7 +51,7 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
         ServiceMetrics metrics = new ServiceMetrics(new SimpleMeterRegistry());
         ServiceBudget budget = ServiceBudget.of(p, metrics);
         channels = new ChannelService(p, metrics, budget);
-        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), clock, budget);
+        jobs = EmbeddedJobs.start(runtime, channels, p, metrics, clock, budget).jobs();
     }
 
     JobView await(String id, JobState state) {

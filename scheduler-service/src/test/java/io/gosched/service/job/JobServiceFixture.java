@@ -43,8 +43,8 @@ abstract class JobServiceFixture {
         ServiceProperties p = TestProperties.service(Map.of());
         ServiceMetrics metrics = new ServiceMetrics(meters);
         ServiceBudget budget = ServiceBudget.of(p, metrics);
-        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
-                new WorkloadTemplates(), Clock.systemUTC(), budget, new JobService.Ports(queue, store, node, null));
+        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics,
+                new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates()), Clock.systemUTC(), budget, queue, store, node);
         return jobs;
     }
 

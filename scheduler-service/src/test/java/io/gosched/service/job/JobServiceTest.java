@@ -1,5 +1,7 @@
 package io.gosched.service.job;
 
+import io.gosched.service.job.memory.InMemoryJobStore;
+
 import io.gosched.service.job.JobView;
 
 import io.gosched.service.job.JobState;
@@ -7,8 +9,6 @@ import io.gosched.service.job.JobState;
 import io.gosched.service.job.JobSpecParser;
 
 import io.gosched.service.job.JobSpec;
-
-import io.gosched.service.job.JobService;
 
 import io.gosched.service.job.JobMemory;
 
@@ -59,6 +59,8 @@ class JobServiceTest extends JobServiceFixture {
     ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
     ServiceBudget budget;
     ChannelService channels;
+    /** The service's in-memory store, for its Idempotency-Keys. */
+    InMemoryJobStore store;
 
     void service(Map<String, String> props) {
         Map<String, String> all = new HashMap<>(props);
@@ -66,8 +68,9 @@ class JobServiceTest extends JobServiceFixture {
         ServiceMetrics metrics = new ServiceMetrics(registry);
         budget = ServiceBudget.of(p, metrics);
         channels = new ChannelService(p, metrics, budget);
-        jobs = new JobService(runtime, channels, p, metrics, new WorkloadParser(p.limits()), new WorkloadTemplates(), clock,
-                budget);
+        EmbeddedJobs embedded = EmbeddedJobs.start(runtime, channels, p, metrics, clock, budget);
+        jobs = embedded.jobs();
+        store = embedded.store();
     }
 
     static JsonNode json(String s) {
@@ -161,7 +164,7 @@ class JobServiceTest extends JobServiceFixture {
         Await.holdsWithin(Duration.ofSeconds(30),
                 () -> jobs.runningJobs() == 0 && jobs.waitingJobs() == 0 && jobs.size() <= 200);
         assertThat(jobs.size()).as("finished jobs kept").isLessThanOrEqualTo(200);
-        assertThat(jobs.idempotencyKeys()).as("keys die with their jobs").isLessThanOrEqualTo(200);
+        assertThat(store.keyCount()).as("keys die with their jobs").isLessThanOrEqualTo(200);
         // Every job's charge moved with it: nothing is left queued or running, and what the
         // finished ones hold is what 200 of them hold.
         assertThat(budget.memory().held(Retained.QUEUED_JOBS)).isZero();
@@ -179,11 +182,11 @@ class JobServiceTest extends JobServiceFixture {
         await(id, JobState.SUCCEEDED);
         clock.advance(Duration.ofMinutes(60));
         assertThat(jobs.get(id).state()).as("exactly max-age old: kept").isEqualTo(JobState.SUCCEEDED);
-        assertThat(jobs.idempotencyKeys()).isEqualTo(1);
+        assertThat(store.keyCount()).isEqualTo(1);
         clock.advance(Duration.ofMillis(1));
         assertThat(jobs.list((JobState) null, 0, 10).total()).isZero();
         assertThatThrownBy(() -> jobs.get(id)).isInstanceOf(NotFoundException.class);
-        assertThat(jobs.idempotencyKeys()).isZero();
+        assertThat(store.keyCount()).isZero();
     }
 
     @Test

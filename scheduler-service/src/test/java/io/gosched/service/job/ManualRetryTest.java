@@ -4,8 +4,6 @@ import io.gosched.service.job.JobView;
 
 import io.gosched.service.job.JobState;
 
-import io.gosched.service.job.JobService;
-
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -15,8 +13,6 @@ import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.channel.ChannelService;
 import io.gosched.service.testing.TestProperties;
-import io.gosched.service.workload.WorkloadParser;
-import io.gosched.service.workload.WorkloadTemplates;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
@@ -41,8 +37,7 @@ class ManualRetryTest extends JobServiceFixture {
         ServiceProperties p = TestProperties.service(Map.of());
         ServiceMetrics metrics = new ServiceMetrics(new SimpleMeterRegistry());
         ServiceBudget budget = ServiceBudget.of(p, metrics);
-        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics, new WorkloadParser(p.limits()),
-                new WorkloadTemplates(), Clock.systemUTC(), budget);
+        jobs = EmbeddedJobs.start(runtime, new ChannelService(p, metrics, budget), p, metrics, Clock.systemUTC(), budget).jobs();
         // fails at once: closing a closed channel
         String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"channels\":[{\"name\":\"c\"}],\"steps\":"
                 + "[{\"op\":\"close\",\"channel\":\"c\"},{\"op\":\"close\",\"channel\":\"c\"}]}}"), null).job().id();

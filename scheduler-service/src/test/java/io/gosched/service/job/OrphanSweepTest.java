@@ -29,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class OrphanSweepTest extends JobServiceFixture {
 
-    private final InMemoryJobStore store = InMemoryJobStore.unbounded(Clock.systemUTC());
+    /** A cluster's store, as the engine sees one (shared), held in memory. */
+    private final JobStore store = new ForwardingJobStore(InMemoryJobStore.unbounded(Clock.systemUTC())) {};
 
     private void start() {
         start(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(1), 5));

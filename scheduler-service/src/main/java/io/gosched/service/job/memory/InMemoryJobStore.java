@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -310,11 +311,19 @@ public final class InMemoryJobStore implements JobStore {
      * Records in state {@code queued} now, wherever they wait (in the queue, or pulled by the node
      * and waiting for room): exact, and moved in the same step as the record.
      */
-    public int queued() {
-        return queued.get();
+    @Override
+    public OptionalInt countQueued() {
+        return OptionalInt.of(queued.get());
+    }
+
+    /** In this process's memory: its jobs live and die with it. */
+    @Override
+    public boolean isShared() {
+        return false;
     }
 
     /** Records held now, finished ones included. */
+    @Override
     public int size() {
         expire();
         return jobs.size();

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
@@ -88,6 +89,31 @@ public interface JobStore {
 
     /** Every job the store holds, as {@link JobRecord#summary() summaries} with their revisions, in no order. */
     List<Versioned<JobRecord>> list();
+
+    /** How many jobs the store holds, finished ones included. */
+    default int size() {
+        return list().size();
+    }
+
+    /**
+     * True if other nodes read and write these records too, and they outlive this process (a
+     * cluster's store, the default). False for a store in this process's memory (the in-memory
+     * one): its jobs live and die with the process, so a stopping node cancels them instead of
+     * handing them back, it charges its records to this node's memory budget itself, keeps its
+     * own retention bounds, and no other node's lost states need repairing.
+     */
+    default boolean isShared() {
+        return true;
+    }
+
+    /**
+     * The exact number of records in state {@code queued}, where the store can count them without
+     * a round trip (in memory); empty otherwise, and the job service counts the queue's tickets
+     * instead.
+     */
+    default OptionalInt countQueued() {
+        return OptionalInt.empty();
+    }
 
     /**
      * Retention: removes the finished jobs beyond the {@code maxFinished} most recently finished,

@@ -1,4 +1,4 @@
-package io.gosched.api.scheduler;
+package io.gosched.service.config;
 
 import io.gosched.service.runtime.RuntimeProperties;
 

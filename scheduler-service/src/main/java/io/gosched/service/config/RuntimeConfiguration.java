@@ -1,27 +1,26 @@
-package io.gosched.api.scheduler;
-
-import io.gosched.service.runtime.RuntimeProperties;
-
-import io.gosched.service.runtime.GoroutineFailures;
+package io.gosched.service.config;
 
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
+import io.gosched.service.channel.ChannelService;
+import io.gosched.service.job.JobService;
+import io.gosched.service.runtime.GoroutineFailures;
+import io.gosched.service.runtime.RuntimeProperties;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 
 /**
- * The one {@link GoRuntime} of the service (scheduler-api owns it; docs/telemetry.md) and the
- * lifecycle that stops it after HTTP has drained.
+ * The one {@link GoRuntime} of the service, where its properties ({@code gosched.runtime}) are
+ * bound (scheduler-service owns it; docs/telemetry.md), and the lifecycle that stops it after
+ * HTTP has drained.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(RuntimeProperties.class)
-@Import(SchedulerController.class)
 public class RuntimeConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(RuntimeConfiguration.class);
@@ -62,5 +61,11 @@ public class RuntimeConfiguration {
                     }
                 })
                 .build());
+    }
+
+    @Bean
+    public RuntimeLifecycle goschedRuntimeLifecycle(GoRuntime runtime, JobService jobs, ChannelService channels,
+            RuntimeProperties properties) {
+        return new RuntimeLifecycle(runtime, jobs, channels, properties);
     }
 }
