@@ -1,5 +1,7 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.channel.ChannelService;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,7 +39,7 @@ class ChannelControllerSliceTest {
         @Bean
         ChannelService channelService(ServiceProperties properties) {
             ServiceMetrics metrics = new ServiceMetrics(null);
-            return new ChannelService(properties, metrics, ServiceBudget.of(properties, metrics));
+            return TestChannels.soleNode(properties, metrics, ServiceBudget.of(properties, metrics));
         }
     }
 
@@ -75,12 +77,12 @@ class ChannelControllerSliceTest {
 
     @Test
     void aBadNameOrCapacityIs422NamingTheFieldAndMakesNothing() {
-        int before = channels.size();
+        int before = channels.registry().size();
         invalid(post("/api/v1/channels", "{\"name\":\"-starts-with-a-dash\"}"), "/name", "must match");
         invalid(post("/api/v1/channels", "{\"capacity\":1}"), "/name", "must not be null");
         invalid(post("/api/v1/channels", "{\"name\":\"slice-neg\",\"capacity\":-1}"), "/capacity", "greater than or equal to 0");
         invalid(post("/api/v1/channels", "{\"name\":\"slice-big\",\"capacity\":65}"), "/capacity", "between 0 and 64, was 65");
-        assertThat(channels.size()).as("no bad request made a channel").isEqualTo(before);
+        assertThat(channels.registry().size()).as("no bad request made a channel").isEqualTo(before);
     }
 
     @Test

@@ -1,5 +1,9 @@
 package io.gosched.cluster.channel;
 
+import io.gosched.service.channel.NamedChannel;
+
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
@@ -51,8 +55,9 @@ abstract class ChannelForwardingContract extends NatsTestBase {
 
     static final JsonNodeFactory F = JsonNodeFactory.instance;
 
-    /** One node: its connection, heartbeat, directory and (real) channels. */
-    record Node(ClusterConnection conn, ClusterNodes nodes, NatsChannelDirectory directory, ChannelService channels) {}
+    /** One node: its connection, heartbeat, directory, forwarder and (real) channels. */
+    record Node(ClusterConnection conn, ClusterNodes nodes, NatsChannelDirectory directory, NatsChannelForwarder forwarder,
+            ChannelService channels) {}
 
     Node node(String id) {
         ClusterConnection c = nodes.connect(TestNodes.properties(nats.url(), id, Duration.ofSeconds(1), 3));
@@ -64,14 +69,15 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         NatsChannelDirectory d = nodes.track(NatsChannelDirectory.start(c, n));
         ServiceProperties api = new Binder(new MapConfigurationPropertySource(Map.of())).bindOrCreate("gosched.api", ServiceProperties.class);
         ServiceMetrics metrics = new ServiceMetrics(null);
-        ChannelService channels = new ChannelService(api, metrics, ServiceBudget.of(api, metrics));
-        d.serve(new ChannelServiceChannels(channels));
-        return new Node(c, n, d, channels);
+        ChannelService channels = TestChannels.soleNode(api, metrics, ServiceBudget.of(api, metrics));
+        NatsChannelForwarder f = nodes.track(new NatsChannelForwarder(c, d));
+        f.serve(channels.registry()); // the home's LocalChannels: its registry
+        return new Node(c, n, d, f, channels);
     }
 
     /** Makes the channel on {@code home}, as POST /channels would there. */
     static ChannelHome make(Node home, String name, int capacity) {
-        ChannelService.NamedChannel ch = home.channels().create(name, capacity);
+        NamedChannel ch = home.channels().registry().create(name, capacity);
         return home.directory().register(name, capacity, ch.createdAt());
     }
 
@@ -82,14 +88,14 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         ChannelHome home = make(a, "ping.", 0); // a name KV keys would not take as it is
         ChannelHome seen = b.directory().home("ping.").orElseThrow();
         assertThat(seen.node()).isEqualTo("a");
-        Mono<ChannelOutcome.Recv> remoteRecv = b.directory().recv(seen, Duration.ofSeconds(5));
+        Mono<ChannelOutcome.Recv> remoteRecv = b.forwarder().recv(seen, Duration.ofSeconds(5));
         Mono<ChannelService.SendResult> localSend = a.channels().send("ping.", F.textNode("hello"), Duration.ofSeconds(5))
                 .delaySubscription(Duration.ofMillis(200));
         var both = Mono.zip(remoteRecv, localSend).block(Duration.ofSeconds(10));
         assertThat(both.getT1().value().asText()).isEqualTo("hello");
         assertThat(both.getT2().sent()).isTrue();
         // and the other way round: a forwarded send meets a local receive
-        var back = Mono.zip(b.directory().send(home, F.numberNode(42), Duration.ofSeconds(5)),
+        var back = Mono.zip(b.forwarder().send(home, F.numberNode(42), Duration.ofSeconds(5)),
                 a.channels().recv("ping.", Duration.ofSeconds(5)).delaySubscription(Duration.ofMillis(200))).block(Duration.ofSeconds(10));
         assertThat(back.getT1().sent()).isTrue();
         assertThat(back.getT2().value().asInt()).isEqualTo(42);
@@ -100,12 +106,12 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome home = make(a, "quiet", 0);
-        ChannelOutcome.Send s = b.directory().send(home, F.textNode("nobody"), Duration.ofMillis(200)).block(Duration.ofSeconds(10));
+        ChannelOutcome.Send s = b.forwarder().send(home, F.textNode("nobody"), Duration.ofMillis(200)).block(Duration.ofSeconds(10));
         assertThat(s.sent()).isFalse();
         assertThat(s.reason()).isEqualTo("timeout");
-        ChannelOutcome.Recv r = b.directory().recv(home, Duration.ofMillis(200)).block(Duration.ofSeconds(10));
+        ChannelOutcome.Recv r = b.forwarder().recv(home, Duration.ofMillis(200)).block(Duration.ofSeconds(10));
         assertThat(r.received()).isFalse();
-        assertThat(a.channels().lookup("quiet").tryRecv()).as("the withdrawn send left nothing behind").isNull();
+        assertThat(a.channels().registry().lookup("quiet").tryRecv()).as("the withdrawn send left nothing behind").isNull();
     }
 
     @Test
@@ -128,8 +134,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
             int via = rnd.nextInt(3);
             Mono<Boolean> send = switch (via) {
                 case 0 -> a.channels().send("work", F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelService.SendResult::sent);
-                case 1 -> b.directory().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
-                default -> c.directory().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
+                case 1 -> b.forwarder().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
+                default -> c.forwarder().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
             };
             ops.add(send.doOnNext(ok -> sentAnswer.put(v, ok)));
             long recvTimeout = 50 + rnd.nextInt(400);
@@ -138,9 +144,9 @@ abstract class ChannelForwardingContract extends NatsTestBase {
             Mono<JsonNode> recv = switch (rvia) {
                 case 0 -> a.channels().recv("work", Duration.ofMillis(recvTimeout)).filter(ChannelService.RecvResult::received)
                         .map(ChannelService.RecvResult::value);
-                case 1 -> b.directory().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
+                case 1 -> b.forwarder().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
                         .map(ChannelOutcome.Recv::value);
-                default -> c.directory().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
+                default -> c.forwarder().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
                         .map(ChannelOutcome.Recv::value);
             };
             // Counted where the directory hands a value to its subscriber: that is the boundary its
@@ -160,7 +166,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         java.util.Collections.shuffle(ops, rnd);
         Flux.fromIterable(ops).flatMap(m -> m, 300).then().block(Duration.ofMinutes(3));
         // Put-backs of walked-away receives land asynchronously; then drain what is left.
-        Chan<Object> ch = a.channels().lookup("work");
+        Chan<Object> ch = a.channels().registry().lookup("work");
         long quietSince = System.nanoTime();
         while (System.nanoTime() - quietSince < Duration.ofSeconds(3).toNanos()) {
             Received<Object> r = ch.tryRecv();
@@ -196,14 +202,14 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Forwarded.Reply again = Forwarded.reply(raw.nats().request(subject, send, Duration.ofSeconds(5)).getData());
         assertThat(first.sent()).isTrue();
         assertThat(again).isEqualTo(first);
-        assertThat(a.channels().lookup("buf").len()).as("sent once, answered twice").isEqualTo(1);
-        a.channels().lookup("buf").sendAsync(F.textNode("second"));
+        assertThat(a.channels().registry().lookup("buf").len()).as("sent once, answered twice").isEqualTo(1);
+        a.channels().registry().lookup("buf").sendAsync(F.textNode("second"));
         byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-2", "buf", home.incarnation(), 1000L, null, null));
         Forwarded.Reply r1 = Forwarded.reply(raw.nats().request(subject, recv, Duration.ofSeconds(5)).getData());
         Forwarded.Reply r2 = Forwarded.reply(raw.nats().request(subject, recv, Duration.ofSeconds(5)).getData());
         assertThat(r1.value().asText()).isEqualTo("once");
         assertThat(r2).isEqualTo(r1);
-        assertThat(a.channels().lookup("buf").len()).as("taken once").isEqualTo(1);
+        assertThat(a.channels().registry().lookup("buf").len()).as("taken once").isEqualTo(1);
         raw.nats().publish(subject, Forwarded.encode(new Forwarded.Request(Forwarded.CONFIRM, "req-2", "buf", null, null, null, null)));
     }
 
@@ -213,21 +219,21 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node b = node("b");
         ChannelHome sendHome = make(a, "leaving-send", 0);
         ChannelHome recvHome = make(a, "leaving-recv", 0);
-        var send = b.directory().send(sendHome, F.textNode("never"), Duration.ofSeconds(20)).toFuture();
-        var recv = b.directory().recv(recvHome, Duration.ofSeconds(20)).toFuture();
-        Await.until("both wait at the home", Duration.ofSeconds(10), () -> a.directory().pendingAtHome() == 2);
-        assertThat(b.directory().forwardedInFlight()).isEqualTo(2);
+        var send = b.forwarder().send(sendHome, F.textNode("never"), Duration.ofSeconds(20)).toFuture();
+        var recv = b.forwarder().recv(recvHome, Duration.ofSeconds(20)).toFuture();
+        Await.until("both wait at the home", Duration.ofSeconds(10), () -> a.forwarder().pendingAtHome() == 2);
+        assertThat(b.forwarder().forwardedInFlight()).isEqualTo(2);
 
-        b.directory().withdrawForwarded(); // what the drain does when it is about to end
+        b.forwarder().withdrawForwarded(); // what the drain does when it is about to end
         ChannelOutcome.Send s = send.get(10, java.util.concurrent.TimeUnit.SECONDS);
         ChannelOutcome.Recv r = recv.get(10, java.util.concurrent.TimeUnit.SECONDS);
         assertThat(s.sent()).isFalse();
         assertThat(s.reason()).isEqualTo("shutdown");
         assertThat(r.received()).isFalse();
         assertThat(r.reason()).isEqualTo("shutdown");
-        assertThat(b.directory().awaitForwarded(Duration.ofSeconds(5))).isTrue();
+        assertThat(b.forwarder().awaitForwarded(Duration.ofSeconds(5))).isTrue();
         // withdrawn at the home: the value answered not sent is not there, the receiver takes nothing
-        assertThat(a.channels().lookup("leaving-send").tryRecv()).isNull();
+        assertThat(a.channels().registry().lookup("leaving-send").tryRecv()).isNull();
         assertThat(a.channels().send("leaving-recv", F.numberNode(1), Duration.ofMillis(200)).block(Duration.ofSeconds(5)).sent()).isFalse();
 
         // an operation that completed before its withdrawal arrived is answered with what it did, not "shutdown"
@@ -241,7 +247,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
                 null, null));
         Forwarded.Reply late = Forwarded.reply(raw.nats().request(subject, withdraw, Duration.ofSeconds(5)).getData());
         assertThat(late.sent()).as("%s", late).isTrue();
-        assertThat(a.channels().lookup("leaving-buf").len()).isEqualTo(1);
+        assertThat(a.channels().registry().lookup("leaving-buf").len()).isEqualTo(1);
         byte[] unknown = Forwarded.encode(new Forwarded.Request(Forwarded.WITHDRAW, "req-never", "leaving-buf", buf.incarnation(), null,
                 null, null));
         assertThat(Forwarded.reply(raw.nats().request(subject, unknown, Duration.ofSeconds(5)).getData()).status())
@@ -252,15 +258,15 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     void aValueWhoseCallerNeverConfirmsGoesBackIntoTheChannel() throws Exception {
         Node a = node("a");
         ChannelHome home = make(a, "buf", 10);
-        a.channels().lookup("buf").sendAsync(F.textNode("v"));
+        a.channels().registry().lookup("buf").sendAsync(F.textNode("v"));
         ClusterConnection raw = nodes.connect("raw");
         byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-x", "buf", home.incarnation(), 1000L, null, null));
         Message m = raw.nats().request(ClusterLayout.channelSubject("a"), recv, Duration.ofSeconds(5));
         assertThat(Forwarded.reply(m.getData()).value().asText()).isEqualTo("v");
-        assertThat(a.channels().lookup("buf").len()).isZero();
+        assertThat(a.channels().registry().lookup("buf").len()).isZero();
         // the caller "died" with the reply in hand: no confirm comes
-        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> a.channels().lookup("buf").len() == 1)).as("put back").isTrue();
-        assertThat(a.directory().valuesPutBack()).isEqualTo(1);
+        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> a.channels().registry().lookup("buf").len() == 1)).as("put back").isTrue();
+        assertThat(a.forwarder().valuesPutBack()).isEqualTo(1);
     }
 
     @Test
@@ -268,14 +274,14 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome home = make(a, "orphan", 0);
-        Mono<ChannelOutcome.Recv> waiting = b.directory().recv(home, Duration.ofSeconds(30));
+        Mono<ChannelOutcome.Recv> waiting = b.forwarder().recv(home, Duration.ofSeconds(30));
         var pending = waiting.toFuture();
         sleep(300);
         // SIGKILL of node a: its connection drops, its heartbeat stops, nothing is cleaned up
         a.nodes().abandon();
         a.conn().close();
         long t0 = System.nanoTime();
-        assertThatThrownBy(() -> b.directory().send(home, F.textNode("x"), Duration.ofSeconds(30)).block(Duration.ofSeconds(60)))
+        assertThatThrownBy(() -> b.forwarder().send(home, F.textNode("x"), Duration.ofSeconds(30)).block(Duration.ofSeconds(60)))
                 .isInstanceOf(GoneException.class).hasMessageContaining("orphan");
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertThat(ms).as("lost within about a node TTL, not after the 30 s timeout").isLessThan(10_000);
@@ -291,11 +297,12 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome old = make(a, "before", 0);
+        a.forwarder().close();
         a.directory().close();
         a.nodes().close();
         a.conn().close();
         Node again = node("a"); // same id, new incarnation
-        assertThatThrownBy(() -> b.directory().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
+        assertThatThrownBy(() -> b.forwarder().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
                 .isInstanceOf(GoneException.class);
         assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
                 .as("the restarted node removed the entries of its previous life").isTrue();
@@ -307,21 +314,21 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome home = make(a, "c", 2);
-        b.directory().send(home, F.textNode("kept"), Duration.ofSeconds(1)).block();
+        b.forwarder().send(home, F.textNode("kept"), Duration.ofSeconds(1)).block();
         var waitingRecv = a.channels().recv("c", Duration.ofSeconds(5)); // drains "kept" at once
         assertThat(waitingRecv.block().value().asText()).isEqualTo("kept");
-        b.directory().send(home, F.textNode("buffered"), Duration.ofSeconds(1)).block();
-        ChannelOutcome.State st = b.directory().describe(home).block().orElseThrow();
+        b.forwarder().send(home, F.textNode("buffered"), Duration.ofSeconds(1)).block();
+        ChannelOutcome.State st = b.forwarder().describe(home).block().orElseThrow();
         assertThat(st.len()).isEqualTo(1);
         assertThat(st.capacity()).isEqualTo(2);
-        b.directory().close(home).block(Duration.ofSeconds(5));
-        assertThatThrownBy(() -> b.directory().close(home).block(Duration.ofSeconds(5))).isInstanceOf(ConflictException.class)
+        b.forwarder().close(home).block(Duration.ofSeconds(5));
+        assertThatThrownBy(() -> b.forwarder().close(home).block(Duration.ofSeconds(5))).isInstanceOf(ConflictException.class)
                 .satisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_CLOSED));
-        assertThatThrownBy(() -> b.directory().send(home, F.textNode("late"), Duration.ofSeconds(1)).block(Duration.ofSeconds(5)))
+        assertThatThrownBy(() -> b.forwarder().send(home, F.textNode("late"), Duration.ofSeconds(1)).block(Duration.ofSeconds(5)))
                 .isInstanceOf(ConflictException.class);
-        ChannelOutcome.Recv r = b.directory().recv(home, Duration.ofSeconds(1)).block();
+        ChannelOutcome.Recv r = b.forwarder().recv(home, Duration.ofSeconds(1)).block();
         assertThat(r.value().asText()).as("buffered values stay receivable after close").isEqualTo("buffered");
-        ChannelOutcome.Recv end = b.directory().recv(home, Duration.ofSeconds(1)).block();
+        ChannelOutcome.Recv end = b.forwarder().recv(home, Duration.ofSeconds(1)).block();
         assertThat(end.received()).isTrue();
         assertThat(end.ok()).as("closed and drained").isFalse();
     }

@@ -5,7 +5,10 @@ import java.time.Clock;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
+import io.gosched.service.ServiceShutdown;
+import io.gosched.service.channel.ChannelRegistry;
 import io.gosched.service.channel.ChannelService;
+import io.gosched.service.channel.spi.ChannelForwarder;
 import io.gosched.service.channel.spi.ChannelDirectory;
 import io.gosched.service.job.JobService;
 import io.gosched.service.job.JobSpecs;
@@ -27,13 +30,14 @@ import org.springframework.context.annotation.Import;
 /**
  * The service's domain in an application that has scheduler-service on its class path: the
  * runtime and its lifecycle, the meters, the memory budget, the workload parser and templates,
- * named channels and jobs. The job ports are beans: the in-memory ones ({@link InMemoryJobPorts})
- * unless another auto-configuration contributed its own (scheduler-cluster's, on NATS), which is
- * all that tells one mode from the other. Nothing here serves HTTP (scheduler-api does).
+ * named channels and jobs, and the node's one shutdown state. The ports of jobs and channels are
+ * beans: the embedded ones ({@link EmbeddedMode}) unless another auto-configuration contributed
+ * its own (scheduler-cluster's, on NATS), which is all that tells one mode from the other.
+ * Nothing here serves HTTP (scheduler-api does).
  */
 @AutoConfiguration
 @EnableConfigurationProperties(ServiceProperties.class)
-@Import({RuntimeConfiguration.class, InMemoryJobPorts.class})
+@Import({RuntimeConfiguration.class, EmbeddedMode.class})
 public class GoschedServiceAutoConfiguration {
 
     @Bean
@@ -62,18 +66,32 @@ public class GoschedServiceAutoConfiguration {
         return new JobSpecs(parser, templates);
     }
 
-    /** The named-channel registry; in cluster mode over the channel directory the cluster contributes. */
+    /** This node's one shutdown state, which the job service and the named channels share. */
     @Bean
-    public ChannelService channelService(ServiceProperties properties, ServiceMetrics metrics, ServiceBudget budget,
-            ObjectProvider<ChannelDirectory> directory) {
-        return new ChannelService(properties, metrics, budget, directory.getIfAvailable());
+    public ServiceShutdown goschedServiceShutdown() {
+        return new ServiceShutdown();
+    }
+
+    /** The channels living on this node; in a cluster, also what the node serves to the others. */
+    @Bean
+    public ChannelRegistry goschedChannelRegistry(ServiceProperties properties, ServiceMetrics metrics, ServiceBudget budget,
+            ChannelDirectory directory, ServiceShutdown shutdown) {
+        return new ChannelRegistry(properties, metrics, budget, directory, shutdown);
+    }
+
+    /** Named channels wherever they live: here, or through the directory and forwarder on another node. */
+    @Bean
+    public ChannelService channelService(ChannelRegistry registry, ChannelDirectory directory, ChannelForwarder forwarder,
+            ServiceMetrics metrics, ServiceBudget budget, ServiceShutdown shutdown) {
+        return new ChannelService(registry, directory, forwarder, metrics, budget, shutdown);
     }
 
     @Bean
     public JobService jobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics,
-            JobSpecs specs, ServiceBudget budget, JobQueue queue, JobStore store, JobNode node,
+            JobSpecs specs, ServiceBudget budget, JobQueue queue, JobStore store, JobNode node, ServiceShutdown shutdown,
             ObjectProvider<GoroutineFailures> goroutineFailures) {
-        JobService service = new JobService(runtime, channels, properties, metrics, specs, Clock.systemUTC(), budget, queue, store, node);
+        JobService service = new JobService(runtime, channels, properties, metrics, specs, Clock.systemUTC(), budget, queue, store, node,
+                shutdown);
         // a job's goroutine that dies by an uncaught exception fails its job, not the service
         goroutineFailures.ifAvailable(f -> f.register(service::goroutineFailed));
         return service;

@@ -6,7 +6,8 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 import io.gosched.service.budget.ByteShare;
-import io.gosched.service.channel.ChannelService;
+import io.gosched.service.channel.ChannelRegistry;
+import io.gosched.service.channel.NamedChannel;
 import io.gosched.service.workload.Run;
 import io.gosched.service.workload.Workload;
 import io.gosched.context.Context;
@@ -27,7 +28,7 @@ final class Attempt {
      * fails the run at the step that names it, with {@code gone} applied to the channel's name
      * as the detail; the caller then does not interpret the workload.
      */
-    static Run start(JobSpec spec, ChannelService channels, UnaryOperator<String> gone) {
+    static Run start(JobSpec spec, ChannelRegistry channels, UnaryOperator<String> gone) {
         Map<String, Chan<Object>> chans = new HashMap<>();
         Map<String, ByteShare> shares = new HashMap<>();
         Workload w = spec.workload();
@@ -36,7 +37,7 @@ final class Attempt {
         }
         Run.Failure missing = null;
         for (Map.Entry<String, String> e : w.sharedChannels().entrySet()) {
-            ChannelService.NamedChannel ch = channels.named(e.getKey());
+            NamedChannel ch = channels.named(e.getKey());
             if (ch == null) {
                 missing = new Run.Failure(e.getValue(), gone.apply(e.getKey()));
             } else {

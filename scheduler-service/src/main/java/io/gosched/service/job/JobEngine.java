@@ -32,7 +32,8 @@ import java.util.function.UnaryOperator;
 
 import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
-import io.gosched.service.channel.ChannelService;
+import io.gosched.service.ServiceShutdown;
+import io.gosched.service.channel.ChannelRegistry;
 import io.gosched.service.channel.spi.ChannelDirectory;
 import io.gosched.service.channel.spi.ChannelHome;
 import io.gosched.service.error.ConflictException;
@@ -59,7 +60,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
-import reactor.core.publisher.Sinks;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -131,8 +131,8 @@ final class JobEngine {
     private static final Duration ABSENT_RECORD_RECHECK = Duration.ofMillis(500);
 
     private final GoRuntime runtime;
-    private final ChannelService channels;
-    private final ChannelDirectory directory; // null without a directory: shared channels are this node's
+    private final ChannelRegistry channels;
+    private final ChannelDirectory directory;
     private final ServiceProperties properties;
     private final ServiceMetrics metrics;
     private final JobSpecs specs;
@@ -149,7 +149,6 @@ final class JobEngine {
     private final AutoCloseable progressFeed;
 
     private record Live(JobStore.Progress progress, long atNanos) {}
-
 
     /** Jobs this node runs now, by id. */
     private final ConcurrentHashMap<String, Local> held = new ConcurrentHashMap<>();
@@ -242,9 +241,8 @@ final class JobEngine {
     private final java.util.concurrent.atomic.LongAdder pulledByDispatcher = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder dispatcherWakeups = new java.util.concurrent.atomic.LongAdder();
 
-    private volatile boolean open = true;
-    private volatile boolean shuttingDown;
-    private final Sinks.Empty<Void> shutdown;
+    /** This node's shutdown state: the engine stops taking work at STOPPING, its threads end at CLOSED. */
+    private final ServiceShutdown shutdown;
     private final Thread dispatcher;
     private final ExecutorService finishers;
     /** Cluster mode: the reads and claims of a pulled batch, side by side, a virtual thread each (readTogether, claimAndStartTogether); null in embedded mode. */
@@ -338,9 +336,9 @@ final class JobEngine {
         }
     }
 
-    JobEngine(GoRuntime runtime, ChannelService channels, ChannelDirectory directory, ServiceProperties properties, ServiceMetrics metrics,
+    JobEngine(GoRuntime runtime, ChannelRegistry channels, ChannelDirectory directory, ServiceProperties properties, ServiceMetrics metrics,
             JobSpecs specs, Clock clock, JobMemory memory, JobQueue queue, JobStore store, JobNode node,
-            Sinks.Empty<Void> shutdown) {
+            ServiceShutdown shutdown) {
         this.runtime = runtime;
         this.channels = channels;
         this.directory = directory;
@@ -501,10 +499,7 @@ final class JobEngine {
         Map<String, String> homes = new LinkedHashMap<>();
         List<Violation> missing = new ArrayList<>();
         w.sharedChannels().forEach((name, pointer) -> {
-            String home = null;
-            if (directory != null) {
-                home = directory.home(name).map(ChannelHome::node).orElse(null);
-            }
+            String home = directory.home(name).map(ChannelHome::node).orElse(null);
             if (home == null && channels.lookup(name) != null) {
                 home = node.id();
             }
@@ -570,7 +565,7 @@ final class JobEngine {
      * {@link #startWaiting}), and looks again every 200 ms for memory freed by anything else.
      */
     private void dispatchLoop() {
-        while (open) {
+        while (open()) {
             try {
                 startWaiting();
                 claimHandedOver();
@@ -602,7 +597,7 @@ final class JobEngine {
      * spent. Slots promised to a pull or poll under way are not free. Under slots.
      */
     private int room() {
-        if (shuttingDown || !waitingForRoom.isEmpty() || !handedOver.isEmpty() || reserved >= properties.admission().maxLiveGoroutines()) {
+        if (stopping() || !waitingForRoom.isEmpty() || !handedOver.isEmpty() || reserved >= properties.admission().maxLiveGoroutines()) {
             return 0;
         }
         return Math.max(0, properties.admission().maxRunningJobs() - running - pulled);
@@ -634,7 +629,7 @@ final class JobEngine {
             Map<String, Object> records = !local && got.size() > 1 ? readTogether(got) : Map.of();
             for (int i = 0; i < got.size() && handFrom < 0; i++) {
                 JobLease lease = got.get(i);
-                if (!open || shuttingDown) {
+                if (stopping()) {
                     release(lease);
                     continue;
                 }
@@ -713,7 +708,7 @@ final class JobEngine {
     private void ended(Local l) {
         held.remove(l.id, l);
         boolean wake = true;
-        if (inPlace && open && !shuttingDown) {
+        if (inPlace && !stopping()) {
             try {
                 wake = refill(l);
             } catch (InterruptedException e) {
@@ -1204,7 +1199,7 @@ final class JobEngine {
                     }
                     return;
                 } catch (BackendException unreachable) {
-                    if (!open) {
+                    if (!open()) {
                         l.lease.abandon();
                         return;
                     }
@@ -1250,7 +1245,7 @@ final class JobEngine {
                     queue.enqueue(l.lease.ticket().next(due));
                     break;
                 } catch (BackendException unreachable) {
-                    if (!open) {
+                    if (!open()) {
                         throw unreachable;
                     }
                     sleep(RETRY_WRITE);
@@ -1766,7 +1761,7 @@ final class JobEngine {
                 closeQuietly(w);
                 closeQuietly(p);
             });
-        }, FluxSink.OverflowStrategy.LATEST).takeUntilOther(shutdown.asMono()).transform(f -> {
+        }, FluxSink.OverflowStrategy.LATEST).takeUntilOther(shutdown.draining()).transform(f -> {
             AtomicReference<JobView> last = new AtomicReference<>();
             AtomicInteger seq = new AtomicInteger();
             return f.filter(v -> {
@@ -1874,7 +1869,7 @@ final class JobEngine {
      * cancelled: the jobs are not, they move.
      */
     boolean handBack(Duration grace) throws InterruptedException {
-        shuttingDown = true;
+        shutdown.advance(ServiceShutdown.State.STOPPING);
         dispatcher.interrupt();
         List<Local> unstarted;
         List<JobLease> unclaimed;
@@ -1915,7 +1910,7 @@ final class JobEngine {
      * @return true if no job runs any more
      */
     boolean cancelAll(Duration grace) throws InterruptedException {
-        shuttingDown = true;
+        shutdown.advance(ServiceShutdown.State.STOPPING);
         for (Versioned<JobRecord> v : store.list()) {
             JobState s = v.value().status().state();
             if (s == JobState.QUEUED || s == JobState.RUNNING) {
@@ -1934,8 +1929,7 @@ final class JobEngine {
     }
 
     void close() {
-        open = false;
-        shuttingDown = true;
+        shutdown.advance(ServiceShutdown.State.CLOSED);
         dispatcher.interrupt();
         closeQuietly(changes);
         closeQuietly(progressFeed);
@@ -1944,6 +1938,16 @@ final class JobEngine {
         if (batchCalls != null) {
             batchCalls.shutdown(); // the dispatcher, stopped before this, waited for its last batch
         }
+    }
+
+    /** The engine runs until the node is CLOSED. */
+    private boolean open() {
+        return !shutdown.reached(ServiceShutdown.State.CLOSED);
+    }
+
+    /** The engine takes no more work from the queue once the node is STOPPING. */
+    private boolean stopping() {
+        return shutdown.reached(ServiceShutdown.State.STOPPING);
     }
 
     private static void sleep(Duration d) {

@@ -5,7 +5,7 @@ import java.util.List;
 import io.gosched.service.budget.JsonSize;
 import io.gosched.service.budget.MemoryBudget;
 import io.gosched.service.budget.Retained;
-import io.gosched.service.channel.ChannelService;
+import io.gosched.service.channel.ChannelRegistry;
 import io.gosched.service.error.InvalidRequestException;
 import io.gosched.service.workload.Run;
 import io.gosched.service.workload.Step;
@@ -32,7 +32,7 @@ import tools.jackson.databind.JsonNode;
  * <h2>The estimates</h2>
  * The request is the validated workload as kept (its steps, their JSON pointers and literals,
  * counted by {@link JsonSize}) plus {@link #JOB_BYTES} for the job's own records; a goroutine is
- * {@link #GOROUTINE_BYTES}; an own channel is {@link ChannelService#CHANNEL_BYTES} plus its slot
+ * {@link #GOROUTINE_BYTES}; an own channel is {@link ChannelRegistry#CHANNEL_BYTES} plus its slot
  * array. docs/memory.md compares them with measured heaps.
  *
  * <p>Thread-safe: each {@link Charge} is guarded by its own monitor, and every move starts from
@@ -248,7 +248,7 @@ public final class JobMemory {
     public static long runBytes(Workload w) {
         long b = RUN_BYTES + w.goroutines() * GOROUTINE_BYTES;
         for (Workload.ChannelDecl d : w.channels()) {
-            b += ChannelService.CHANNEL_BYTES + L.refArray(d.capacity());
+            b += ChannelRegistry.CHANNEL_BYTES + L.refArray(d.capacity());
         }
         return b;
     }

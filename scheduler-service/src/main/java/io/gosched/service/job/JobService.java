@@ -10,10 +10,10 @@ import java.util.List;
 
 import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
+import io.gosched.service.ServiceShutdown;
 import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.channel.ChannelService;
 import io.gosched.service.error.InvalidRequestException;
-import io.gosched.service.error.ShuttingDownException;
 import io.gosched.service.job.memory.InMemoryJobQueue;
 import io.gosched.service.job.memory.InMemoryJobStore;
 import io.gosched.service.job.spi.JobNode;
@@ -21,7 +21,6 @@ import io.gosched.service.job.spi.JobQueue;
 import io.gosched.service.job.spi.JobStore;
 import io.gosched.runtime.GoRuntime;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Sinks;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -63,24 +62,26 @@ public final class JobService {
     public static final int MAX_PANIC_DETAIL_CHARS = 64 * 1024;
 
     private final JobStore store;
-    private volatile boolean shuttingDown;
-    private final Sinks.Empty<Void> shutdown = Sinks.empty();
+    private final ServiceShutdown shutdown;
 
     /**
      * The job service over its ports: in memory by default ({@code InMemoryJobQueue},
      * {@code InMemoryJobStore}, {@code SoleNode}), a cluster's when one contributes them.
      *
-     * @param specs  the job bodies' parser, and the store's sizes of the requests it keeps
-     * @param clock  the records' times (submitted, started, finished) and ages
+     * @param channels  the named channels jobs share with HTTP clients, and where each lives
+     * @param specs     the job bodies' parser, and the store's sizes of the requests it keeps
+     * @param clock     the records' times (submitted, started, finished) and ages
+     * @param shutdown  this node's shutdown state, which the named channels share
      */
     public JobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics, JobSpecs specs,
-            Clock clock, ServiceBudget budget, JobQueue queue, JobStore store, JobNode node) {
+            Clock clock, ServiceBudget budget, JobQueue queue, JobStore store, JobNode node, ServiceShutdown shutdown) {
         this.budget = budget;
         this.store = store;
+        this.shutdown = shutdown;
         JobMemory memory = new JobMemory(budget.memory(), budget.sizes().maxJobBytes());
-        this.engine = new JobEngine(runtime, channels, channels.directory(), properties, metrics, specs, clock, memory, queue, store, node,
-                shutdown);
-        metrics.gauges(engine::runningHere, engine::waiting, channels::size);
+        this.engine = new JobEngine(runtime, channels.registry(), channels.directory(), properties, metrics, specs, clock, memory, queue,
+                store, node, shutdown);
+        metrics.gauges(engine::runningHere, engine::waiting, channels.registry()::size);
     }
 
     /** The outcome of a submission: the job, and whether it was an Idempotency-Key replay. */
@@ -97,9 +98,7 @@ public final class JobService {
      * Idempotency-Key, other body), 429 (queue full), 503 (shutting down).
      */
     public Submitted submit(JsonNode body, String idempotencyKey) {
-        if (shuttingDown) {
-            throw new ShuttingDownException();
-        }
+        shutdown.refuseNewWork();
         String hash = null;
         if (idempotencyKey != null) {
             if (idempotencyKey.isEmpty() || idempotencyKey.length() > 255 || !idempotencyKey.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
@@ -189,20 +188,17 @@ public final class JobService {
 
     /** POST .../retry: a failed, cancelled or timed-out job runs again with a fresh attempt budget. */
     public JobView retry(String id) {
-        if (shuttingDown) {
-            throw new ShuttingDownException();
-        }
+        shutdown.refuseNewWork();
         return engine.retry(id);
     }
 
     /** First step of shutdown: refuse new work (503) and end every SSE stream. */
     public void beginShutdown() {
-        shuttingDown = true;
-        shutdown.tryEmitEmpty();
+        shutdown.advance(ServiceShutdown.State.DRAINING);
     }
 
     public boolean isShuttingDown() {
-        return shuttingDown;
+        return shutdown.reached(ServiceShutdown.State.DRAINING);
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.gosched.service.workload;
 
+import io.gosched.service.channel.ChannelName;
+
 import io.gosched.service.error.InvalidRequestException;
 
 import io.gosched.service.error.Violation;
@@ -22,7 +24,7 @@ import tools.jackson.databind.JsonNode;
 public final class JsonInput {
 
     /** Names of channels, templates and the like: short, printable, safe in a URL path segment. */
-    public static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    public static final Pattern NAME = ChannelName.PATTERN;
 
     private final List<Violation> violations = new ArrayList<>();
 

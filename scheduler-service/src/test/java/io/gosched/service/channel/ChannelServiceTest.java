@@ -1,5 +1,7 @@
 package io.gosched.service.channel;
 
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.channel.ChannelService;
 
 import io.gosched.service.error.RefusedException;
@@ -30,42 +32,42 @@ class ChannelServiceTest {
 
     final ServiceProperties properties = TestProperties.service(Map.of());
     final ServiceMetrics metrics = new ServiceMetrics(null);
-    final ChannelService channels = new ChannelService(properties, metrics, ServiceBudget.of(properties, metrics));
+    final ChannelService channels = TestChannels.soleNode(properties, metrics, ServiceBudget.of(properties, metrics));
     final JsonNodeFactory f = JsonNodeFactory.instance;
 
     @Test
     void aTimedOutSendIsWithdrawnAndNeverDelivered() {
-        channels.create("a", 0);
+        channels.registry().create("a", 0);
         StepVerifier.create(channels.send("a", f.numberNode(1), Duration.ofMillis(20)))
                 .assertNext(r -> assertThat(r).isEqualTo(new ChannelService.SendResult(false, "timeout"))).verifyComplete();
-        assertThat(channels.view(channels.get("a")).waitingSenders()).isZero();
-        assertThat(channels.lookup("a").tryRecv()).as("nothing left behind").isNull();
+        assertThat(channels.registry().view(channels.registry().get("a")).waitingSenders()).isZero();
+        assertThat(channels.registry().lookup("a").tryRecv()).as("nothing left behind").isNull();
     }
 
     @Test
     void aCancelledSendIsWithdrawnToo() {
-        channels.create("b", 0);
+        channels.registry().create("b", 0);
         Disposable d = channels.send("b", f.numberNode(1), Duration.ofSeconds(30)).subscribe();
-        assertThat(channels.view(channels.get("b")).waitingSenders()).isEqualTo(1);
+        assertThat(channels.registry().view(channels.registry().get("b")).waitingSenders()).isEqualTo(1);
         d.dispose(); // the client hung up
-        assertThat(channels.view(channels.get("b")).waitingSenders()).isZero();
-        assertThat(channels.lookup("b").tryRecv()).isNull();
+        assertThat(channels.registry().view(channels.registry().get("b")).waitingSenders()).isZero();
+        assertThat(channels.registry().lookup("b").tryRecv()).isNull();
     }
 
     @Test
     void aCancelledReceiveTakesNothing() {
-        channels.create("c", 0);
+        channels.registry().create("c", 0);
         Disposable d = channels.recv("c", Duration.ofSeconds(30)).subscribe();
-        assertThat(channels.view(channels.get("c")).waitingReceivers()).isEqualTo(1);
+        assertThat(channels.registry().view(channels.registry().get("c")).waitingReceivers()).isEqualTo(1);
         d.dispose();
-        assertThat(channels.view(channels.get("c")).waitingReceivers()).isZero();
-        assertThat(channels.lookup("c").trySend(f.numberNode(5))).as("no receiver is left to take it").isFalse();
+        assertThat(channels.registry().view(channels.registry().get("c")).waitingReceivers()).isZero();
+        assertThat(channels.registry().lookup("c").trySend(f.numberNode(5))).as("no receiver is left to take it").isFalse();
     }
 
     @Test
     void aValueThatBeatsTheTimerIsReturned() {
-        channels.create("d", 1);
-        channels.lookup("d").trySend(f.stringNode("x"));
+        channels.registry().create("d", 1);
+        channels.registry().lookup("d").trySend(f.stringNode("x"));
         StepVerifier.create(channels.recv("d", Duration.ZERO))
                 .assertNext(r -> assertThat(r).isEqualTo(new ChannelService.RecvResult(true, f.stringNode("x"), true, null)))
                 .verifyComplete();
@@ -73,28 +75,28 @@ class ChannelServiceTest {
 
     @Test
     void shutdownAnswersPendingCallsAndRefusesNewOnes() {
-        channels.create("e", 0);
+        channels.registry().create("e", 0);
         StepVerifier.create(channels.recv("e", Duration.ofSeconds(30)))
                 .then(channels::beginShutdown)
                 .assertNext(r -> assertThat(r.reason()).isEqualTo("shutdown"))
                 .verifyComplete();
         assertThatThrownBy(() -> channels.send("e", f.numberNode(1), Duration.ofSeconds(1))).isInstanceOf(ShuttingDownException.class);
-        assertThatThrownBy(() -> channels.create("f", 0)).isInstanceOf(ShuttingDownException.class);
+        assertThatThrownBy(() -> channels.registry().create("f", 0)).isInstanceOf(ShuttingDownException.class);
     }
 
     @Test
     void closeWakesPendingReceiversWithOkFalseAndFailsSenders() {
-        channels.create("g", 0);
+        channels.registry().create("g", 0);
         StepVerifier.create(channels.recv("g", Duration.ofSeconds(30)))
-                .then(() -> channels.close("g"))
+                .then(() -> channels.registry().close("g"))
                 .assertNext(r -> assertThat(r).isEqualTo(new ChannelService.RecvResult(true, null, false, null)))
                 .verifyComplete();
-        channels.create("h", 0);
+        channels.registry().create("h", 0);
         StepVerifier.create(channels.send("h", f.numberNode(1), Duration.ofSeconds(30)))
-                .then(() -> channels.delete("h"))
+                .then(() -> channels.registry().delete("h"))
                 .expectErrorSatisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_CLOSED))
                 .verify(Duration.ofSeconds(5));
-        Received<Object> closed = channels.lookup("g").tryRecv();
+        Received<Object> closed = channels.registry().lookup("g").tryRecv();
         assertThat(closed.ok()).isFalse();
     }
 
@@ -103,8 +105,8 @@ class ChannelServiceTest {
         ServiceProperties small = TestProperties.service(Map.of("gosched.api.limits.max-retained-bytes", "1048576",
                 "gosched.api.limits.max-channel-bytes", "1048576"));
         ServiceBudget budget = ServiceBudget.of(small, metrics);
-        ChannelService tight = new ChannelService(small, metrics, budget);
-        tight.create("brim", 100_000);
+        ChannelService tight = TestChannels.soleNode(small, metrics, budget);
+        tight.registry().create("brim", 100_000);
         int sent = 0;
         while (true) {
             try {
@@ -122,7 +124,7 @@ class ChannelServiceTest {
             assertThat(r.received()).as("receive %d of %d from a full budget", i, sent).isTrue();
         }
         assertThat(budget.memory().held(Retained.CHANNELS)).as("only the channel's slots are left")
-                .isEqualTo(ChannelService.CHANNEL_BYTES + io.gosched.service.budget.JsonSize.layout().refArray(100_000));
+                .isEqualTo(ChannelRegistry.CHANNEL_BYTES + io.gosched.service.budget.JsonSize.layout().refArray(100_000));
         assertThat(budget.memory().held(Retained.CHANNEL_CALLS)).isZero();
     }
 }

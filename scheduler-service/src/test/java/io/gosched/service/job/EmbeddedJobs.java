@@ -1,5 +1,7 @@
 package io.gosched.service.job;
 
+import io.gosched.service.ServiceShutdown;
+
 import java.time.Clock;
 import java.time.Duration;
 
@@ -28,6 +30,7 @@ record EmbeddedJobs(JobService jobs, InMemoryJobStore store) {
         InMemoryJobStore store = new InMemoryJobStore(clock, budget.memory(), specs::requestBytes, p.retention().maxFinishedJobs(),
                 p.retention().maxAge(), metrics::jobsEvicted);
         InMemoryJobQueue queue = new InMemoryJobQueue(clock, Duration.ofSeconds(30), 5);
-        return new EmbeddedJobs(new JobService(runtime, channels, p, metrics, specs, clock, budget, queue, store, new SoleNode()), store);
+        return new EmbeddedJobs(new JobService(runtime, channels, p, metrics, specs, clock, budget, queue, store, new SoleNode(),
+                new ServiceShutdown()), store);
     }
 }

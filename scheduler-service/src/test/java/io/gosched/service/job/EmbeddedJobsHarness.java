@@ -1,5 +1,7 @@
 package io.gosched.service.job;
 
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.job.JobService;
 
 import io.gosched.service.error.RefusedException;
@@ -15,7 +17,6 @@ import java.util.Map;
 import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
-import io.gosched.service.channel.ChannelService;
 import io.gosched.service.testing.TestProperties;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
@@ -117,7 +118,7 @@ public final class EmbeddedJobsHarness {
         ServiceMetrics metrics = new ServiceMetrics(new SimpleMeterRegistry());
         ServiceBudget budget = ServiceBudget.of(p, metrics);
         GoRuntime runtime = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build());
-        JobService jobs = EmbeddedJobs.start(runtime, new ChannelService(p, metrics, budget), p, metrics, Clock.systemUTC(), budget)
+        JobService jobs = EmbeddedJobs.start(runtime, TestChannels.soleNode(p, metrics, budget), p, metrics, Clock.systemUTC(), budget)
                 .jobs();
         return new Service(runtime, jobs, budget);
     }

@@ -1,5 +1,7 @@
 package io.gosched.service.job;
 
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.job.JobView;
 
 import io.gosched.service.job.JobState;
@@ -50,7 +52,7 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
         ServiceProperties p = TestProperties.service(new HashMap<>(props));
         ServiceMetrics metrics = new ServiceMetrics(new SimpleMeterRegistry());
         ServiceBudget budget = ServiceBudget.of(p, metrics);
-        channels = new ChannelService(p, metrics, budget);
+        channels = TestChannels.soleNode(p, metrics, budget);
         jobs = EmbeddedJobs.start(runtime, channels, p, metrics, clock, budget).jobs();
     }
 
@@ -77,7 +79,7 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
         int n = 3_000 * STRESS;
         service(Map.of("gosched.api.admission.max-running-jobs", String.valueOf(max),
                 "gosched.api.admission.max-queued-jobs", String.valueOf(n + 10)));
-        channels.create("runs", n); // every run sends its number once: a job run twice sends twice
+        channels.registry().create("runs", n); // every run sends its number once: a job run twice sends twice
         JobEngine engine = jobs.engine();
         AtomicBoolean done = new AtomicBoolean();
         AtomicInteger mostHeld = new AtomicInteger();
@@ -124,7 +126,7 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
             seen.set(v.asInt());
         }
         assertThat(seen.cardinality()).isEqualTo(n);
-        assertThat(channels.view(channels.get("runs")).len()).as("runs beyond one per job").isZero();
+        assertThat(channels.registry().view(channels.registry().get("runs")).len()).as("runs beyond one per job").isZero();
         assertThat(d).satisfies(x -> {
             assertThat(x.running()).isZero();
             assertThat(x.reserved()).isZero();
@@ -141,7 +143,7 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
     void aFinishedJobsSlotIsRefilledWithoutTheDispatcher() {
         int k = 40;
         service(Map.of("gosched.api.admission.max-running-jobs", "1"));
-        channels.create("gate", 0);
+        channels.registry().create("gate", 0);
         String blocker = jobs.submit(json("{'workload':{'steps':[{'op':'recv','channel':'gate'}]}}"), null).job().id();
         await(blocker, JobState.RUNNING);
         List<String> queued = new ArrayList<>();
@@ -167,8 +169,8 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
     @Test
     void aJobStartedAfterATemplatedOneCarriesOnlyItsOwnLabels() {
         service(Map.of("gosched.api.admission.max-running-jobs", "1"));
-        channels.create("gate", 0);
-        channels.create("hold", 0);
+        channels.registry().create("gate", 0);
+        channels.registry().create("hold", 0);
         String blocker = jobs.submit(json("{'workload':{'steps':[{'op':'recv','channel':'gate'}]}}"), null).job().id();
         await(blocker, JobState.RUNNING);
         String templated = jobs.submit(json("{'template':'ping-pong','params':{'rounds':5}}"), null).job().id();

@@ -1,5 +1,9 @@
 package io.gosched.service.job;
 
+import io.gosched.service.ServiceShutdown;
+
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.job.JobService;
 
 import java.time.Clock;
@@ -10,7 +14,6 @@ import java.util.function.Predicate;
 import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
-import io.gosched.service.channel.ChannelService;
 import io.gosched.service.job.memory.InMemoryJobQueue;
 import io.gosched.service.job.spi.JobNode;
 import io.gosched.service.job.spi.JobQueue;
@@ -43,8 +46,8 @@ abstract class JobServiceFixture {
         ServiceProperties p = TestProperties.service(Map.of());
         ServiceMetrics metrics = new ServiceMetrics(meters);
         ServiceBudget budget = ServiceBudget.of(p, metrics);
-        jobs = new JobService(runtime, new ChannelService(p, metrics, budget), p, metrics,
-                new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates()), Clock.systemUTC(), budget, queue, store, node);
+        jobs = new JobService(runtime, TestChannels.soleNode(p, metrics, budget), p, metrics,
+                new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates()), Clock.systemUTC(), budget, queue, store, node, new ServiceShutdown());
         return jobs;
     }
 

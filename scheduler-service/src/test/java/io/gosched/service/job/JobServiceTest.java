@@ -1,5 +1,7 @@
 package io.gosched.service.job;
 
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.job.memory.InMemoryJobStore;
 
 import io.gosched.service.job.JobView;
@@ -67,7 +69,7 @@ class JobServiceTest extends JobServiceFixture {
         ServiceProperties p = TestProperties.service(all);
         ServiceMetrics metrics = new ServiceMetrics(registry);
         budget = ServiceBudget.of(p, metrics);
-        channels = new ChannelService(p, metrics, budget);
+        channels = TestChannels.soleNode(p, metrics, budget);
         EmbeddedJobs embedded = EmbeddedJobs.start(runtime, channels, p, metrics, clock, budget);
         jobs = embedded.jobs();
         store = embedded.store();
@@ -115,8 +117,8 @@ class JobServiceTest extends JobServiceFixture {
     @Test
     void higherPriorityRunsFirstAndFifoWithinALevel() {
         service(Map.of("gosched.api.admission.max-running-jobs", "1"));
-        channels.create("gate", 0);
-        channels.create("order", 100);
+        channels.registry().create("gate", 0);
+        channels.registry().create("order", 100);
         String blocker = jobs.submit(json("{'workload':{'steps':[{'op':'recv','channel':'gate'}]}}"), null).job().id();
         await(blocker, JobState.RUNNING);
         int[] priorities = {1, 5, 9, 5, 1, 9, 0, 5};
@@ -125,16 +127,16 @@ class JobServiceTest extends JobServiceFixture {
             ids.add(jobs.submit(json("{'priority':" + priorities[i] + ",'workload':{'steps':[{'op':'send','channel':'order','value':" + i
                     + "}]}}"), null).job().id());
         }
-        channels.lookup("gate").sendAsync(JSON.getNodeFactory().numberNode(0));
+        channels.registry().lookup("gate").sendAsync(JSON.getNodeFactory().numberNode(0));
         ids.forEach(id -> await(id, JobState.SUCCEEDED));
         List<Integer> order = new ArrayList<>();
         Received<Object> r;
-        while ((r = channels.lookup("order").tryRecv()) != null && r.ok()) {
+        while ((r = channels.registry().lookup("order").tryRecv()) != null && r.ok()) {
             order.add(HeldValue.take(r.value()).asInt());
         }
         // priority 9: jobs 2, 5; priority 5: 1, 3, 7; priority 1: 0, 4; priority 0: 6
         assertThat(order).containsExactly(2, 5, 1, 3, 7, 0, 4, 6);
-        assertThat(channels.get("order").share().used()).as("every value taken gave its bytes back").isZero();
+        assertThat(channels.registry().get("order").share().used()).as("every value taken gave its bytes back").isZero();
     }
 
     @Test
@@ -297,7 +299,7 @@ class JobServiceTest extends JobServiceFixture {
             assertThat(registry.get("gosched.jobs.live").gauge().value()).isZero();
             assertThat(registry.get("gosched.jobs.queued").gauge().value()).isZero();
         });
-        channels.create("m", 1);
+        channels.registry().create("m", 1);
         assertThat(registry.get("gosched.channels").gauge().value()).isEqualTo(1);
     }
 
@@ -419,7 +421,7 @@ class JobServiceTest extends JobServiceFixture {
             await(id, JobState.SUCCEEDED);
             done.add(id);
         }
-        channels.create("fill", 1000);
+        channels.registry().create("fill", 1000);
         int sent = 0;
         while (true) {
             try {
@@ -437,17 +439,17 @@ class JobServiceTest extends JobServiceFixture {
         for (int i = 0; i < sent; i++) {
             assertThat(channels.recv("fill", Duration.ZERO).block().value().asString()).isEqualTo(KB50);
         }
-        assertThat(channels.get("fill").share().used()).isZero();
+        assertThat(channels.registry().get("fill").share().used()).isZero();
     }
 
     @Test
     void theHeadOfTheQueueWaitsForBudgetRoomAndStartsWhenValuesLeave() throws InterruptedException {
         service(smallBudget("gosched.api.limits.max-channel-bytes", Integer.toString(4 << 20),
                 "gosched.api.limits.max-job-bytes", Integer.toString(4 << 20)));
-        channels.create("gate", 0);
+        channels.registry().create("gate", 0);
         String blocker = jobs.submit(json("{'workload':{'steps':[{'op':'recv','channel':'gate'}]}}"), null).job().id();
         await(blocker, JobState.RUNNING); // with a job running, the head waits rather than start past the budget
-        channels.create("hold", 1000);
+        channels.registry().create("hold", 1000);
         int sent = 0;
         while (budget.memory().used() < (3 << 20)) { // leave less than a megabyte
             channels.send("hold", JSON.getNodeFactory().stringNode(KB50), Duration.ofSeconds(1)).block();
@@ -494,41 +496,41 @@ class JobServiceTest extends JobServiceFixture {
     @Test
     void aJobsSendOnAFullChannelShareWaitsForRoomAndLosesNothing() {
         service(Map.of("gosched.api.limits.max-channel-bytes", "65536"));
-        channels.create("narrow", 1000);
+        channels.registry().create("narrow", 1000);
         String one = "v".repeat(1000);
         String id = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'narrow','value':'" + one + "','times':200}]}}"), null)
                 .job().id();
-        Await.holdsWithin(Duration.ofSeconds(10), () -> channels.view(channels.get("narrow")).len() >= 55);
+        Await.holdsWithin(Duration.ofSeconds(10), () -> channels.registry().view(channels.registry().get("narrow")).len() >= 55);
         JobView v = jobs.get(id);
         assertThat(v.state()).as("blocked on the share, not failed").isEqualTo(JobState.RUNNING);
-        int len = channels.view(channels.get("narrow")).len();
+        int len = channels.registry().view(channels.registry().get("narrow")).len();
         assertThat(len).as("64 KiB of 1 KB values").isBetween(55, 64);
-        assertThat(channels.get("narrow").share().used()).isLessThanOrEqualTo(65536);
+        assertThat(channels.registry().get("narrow").share().used()).isLessThanOrEqualTo(65536);
         for (int i = 0; i < 200; i++) {
             assertThat(channels.recv("narrow", Duration.ofSeconds(5)).block().value().asString()).isEqualTo(one);
         }
         await(id, JobState.SUCCEEDED);
-        assertThat(channels.get("narrow").share().used()).isZero();
+        assertThat(channels.registry().get("narrow").share().used()).isZero();
         // A job cancelled while it waits for room gives back what it charged.
         String stuck = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'narrow','value':'" + one + "','times':200}]}}"), null)
                 .job().id();
-        Await.until("55 values buffered on narrow", () -> channels.view(channels.get("narrow")).len() >= 55);
+        Await.until("55 values buffered on narrow", () -> channels.registry().view(channels.registry().get("narrow")).len() >= 55);
         jobs.cancel(stuck);
         await(stuck, JobState.CANCELLED);
-        long buffered = channels.view(channels.get("narrow")).len();
-        assertThat(channels.get("narrow").share().used()).as("only what is buffered").isEqualTo(buffered * (JsonSize.of(
+        long buffered = channels.registry().view(channels.registry().get("narrow")).len();
+        assertThat(channels.registry().get("narrow").share().used()).as("only what is buffered").isEqualTo(buffered * (JsonSize.of(
                 JSON.getNodeFactory().stringNode(one)) + HeldValue.SIZE));
         // And one cancelled while its charged value waits for a slot (the channel is full, its share is not).
-        channels.create("tight", 5);
+        channels.registry().create("tight", 5);
         String full = jobs.submit(json("{'workload':{'steps':[{'op':'send','channel':'tight','value':'" + one + "','times':10}]}}"), null)
                 .job().id();
-        Await.until("a sender waiting on tight", () -> channels.view(channels.get("tight")).waitingSenders() >= 1);
+        Await.until("a sender waiting on tight", () -> channels.registry().view(channels.registry().get("tight")).waitingSenders() >= 1);
         jobs.cancel(full);
         await(full, JobState.CANCELLED);
-        assertThat(channels.get("tight").share().used()).as("the withdrawn send gave its bytes back")
+        assertThat(channels.registry().get("tight").share().used()).as("the withdrawn send gave its bytes back")
                 .isEqualTo(5 * (JsonSize.of(JSON.getNodeFactory().stringNode(one)) + HeldValue.SIZE));
-        channels.delete("narrow");
-        channels.delete("tight");
+        channels.registry().delete("narrow");
+        channels.registry().delete("tight");
         assertThat(budget.memory().held(Retained.CHANNELS)).as("DELETE returns the buffered values and the slots").isZero();
     }
 }

@@ -1,5 +1,7 @@
 package io.gosched.service.job;
 
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.service.job.JobView;
 
 import io.gosched.service.job.JobState;
@@ -11,7 +13,6 @@ import java.util.Map;
 import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
-import io.gosched.service.channel.ChannelService;
 import io.gosched.service.testing.TestProperties;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class ManualRetryTest extends JobServiceFixture {
         ServiceProperties p = TestProperties.service(Map.of());
         ServiceMetrics metrics = new ServiceMetrics(new SimpleMeterRegistry());
         ServiceBudget budget = ServiceBudget.of(p, metrics);
-        jobs = EmbeddedJobs.start(runtime, new ChannelService(p, metrics, budget), p, metrics, Clock.systemUTC(), budget).jobs();
+        jobs = EmbeddedJobs.start(runtime, TestChannels.soleNode(p, metrics, budget), p, metrics, Clock.systemUTC(), budget).jobs();
         // fails at once: closing a closed channel
         String id = jobs.submit(JsonMapper.builder().build().readTree("{\"workload\":{\"channels\":[{\"name\":\"c\"}],\"steps\":"
                 + "[{\"op\":\"close\",\"channel\":\"c\"},{\"op\":\"close\",\"channel\":\"c\"}]}}"), null).job().id();

@@ -5,6 +5,9 @@ import java.time.Duration;
 
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
+import io.gosched.service.channel.SoleNodeChannels;
+import io.gosched.service.channel.spi.ChannelDirectory;
+import io.gosched.service.channel.spi.ChannelForwarder;
 import io.gosched.service.job.JobSpecs;
 import io.gosched.service.job.memory.InMemoryJobQueue;
 import io.gosched.service.job.memory.InMemoryJobStore;
@@ -19,12 +22,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The embedded mode, as beans: the job queue and job store in this process's memory and the one
- * node that runs them, each only where no other configuration (cluster mode) made its own. Jobs,
- * their Idempotency-Keys and their results live and die with the process.
+ * The embedded mode, as beans: the job queue and job store in this process's memory, the one
+ * node that runs them, and a channel directory and forwarder that know no other node, each only
+ * where no other configuration (cluster mode) made its own. Jobs, their Idempotency-Keys, their
+ * results and the named channels live and die with the process.
  */
 @Configuration(proxyBeanMethods = false)
-public class InMemoryJobPorts {
+public class EmbeddedMode {
 
     /**
      * Embedded mode's ack wait: a lease is never left to lapse by a live process except by a
@@ -54,5 +58,12 @@ public class InMemoryJobPorts {
     @ConditionalOnMissingBean(JobNode.class)
     public JobNode goschedSoleNode() {
         return new SoleNode();
+    }
+
+    /** Both the channel directory and the forwarder of a node alone (a cluster contributes both). */
+    @Bean
+    @ConditionalOnMissingBean({ChannelDirectory.class, ChannelForwarder.class})
+    public SoleNodeChannels goschedSoleNodeChannels() {
+        return new SoleNodeChannels();
     }
 }
