@@ -6,7 +6,6 @@ import io.gosched.service.job.JobView;
 
 import io.gosched.service.job.JobState;
 
-import io.gosched.service.job.JobEngine;
 
 import io.gosched.testing.Await;
 import java.time.Duration;
@@ -64,12 +63,12 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
      * The dispatch counts once the last job's slot went back (a job's record is final a moment
      * before). The dispatcher's pull, waiting for the next submission, holds the free slots.
      */
-    JobEngine.Dispatch settled() {
+    Dispatcher.Dispatch settled() {
         Await.holdsWithin(Duration.ofSeconds(10), () -> {
-            JobEngine.Dispatch d = jobs.engine().dispatch();
+            Dispatcher.Dispatch d = jobs.dispatcher().dispatch();
             return d.running() == 0 && d.inFlight() == 0;
         });
-        return jobs.engine().dispatch(); // the caller's assertions name what did not settle
+        return jobs.dispatcher().dispatch(); // the caller's assertions name what did not settle
     }
 
     @org.junit.jupiter.params.ParameterizedTest(name = "max-running-jobs {0}")
@@ -80,12 +79,12 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
         service(Map.of("gosched.api.admission.max-running-jobs", String.valueOf(max),
                 "gosched.api.admission.max-queued-jobs", String.valueOf(n + 10)));
         channels.registry().create("runs", n); // every run sends its number once: a job run twice sends twice
-        JobEngine engine = jobs.engine();
+        Dispatcher engine = jobs.dispatcher();
         AtomicBoolean done = new AtomicBoolean();
         AtomicInteger mostHeld = new AtomicInteger();
         Thread sampler = Thread.ofPlatform().start(() -> { // over-commit of the slots, seen as it happens
             while (!done.get()) {
-                JobEngine.Dispatch d = engine.dispatch();
+                Dispatcher.Dispatch d = engine.dispatch();
                 mostHeld.accumulateAndGet(d.running() + d.pulled(), Math::max);
                 Thread.yield(); // sample often, but leave the CPU to the jobs when they need it
             }
@@ -116,7 +115,7 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
             JobView v = await(id, JobState.SUCCEEDED);
             assertThat(v.attempt()).as("attempt of %s", id).isEqualTo(1);
         }
-        JobEngine.Dispatch d = settled();
+        Dispatcher.Dispatch d = settled();
         done.set(true);
         sampler.join();
         BitSet seen = new BitSet(n);
@@ -150,11 +149,11 @@ class JobDispatchInPlaceTest extends JobServiceFixture {
         for (int i = 0; i < k; i++) {
             queued.add(jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]}}"), null).job().id());
         }
-        JobEngine.Dispatch before = jobs.engine().dispatch();
+        Dispatcher.Dispatch before = jobs.dispatcher().dispatch();
         assertThat(before.pulledByDispatcher()).isEqualTo(1); // the blocker, pulled when the queue was empty
         channels.send("gate", json("1"), Duration.ofSeconds(5)).block();
         queued.forEach(id -> await(id, JobState.SUCCEEDED));
-        JobEngine.Dispatch after = settled();
+        Dispatcher.Dispatch after = settled();
         long inPlace = after.polledInPlace() - before.polledInPlace();
         long byDispatcher = after.pulledByDispatcher() - before.pulledByDispatcher();
         assertThat(inPlace + byDispatcher).isEqualTo(k);

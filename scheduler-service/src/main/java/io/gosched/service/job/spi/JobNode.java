@@ -16,7 +16,7 @@ public interface JobNode {
     /**
      * True if the node {@code nodeId} is a member of the cluster now (in a cluster: its heartbeat
      * is current). The leader takes the jobs left {@code running} by a node that is not, once
-     * their tickets are gone ({@code JobEngine}'s orphan sweep). The default knows of no departures.
+     * their tickets are gone (the job service's orphan sweep, {@code Chores}). The default knows of no departures.
      */
     default boolean isPresent(String nodeId) {
         return true;

@@ -66,7 +66,7 @@ public interface JobQueue {
     /**
      * True if the queue holds a ticket of job {@code jobId}, of any number: waiting, delayed, or
      * handed out and not completed yet. A job left {@code running} with none has nothing that
-     * would ever bring it back ({@code JobEngine}'s orphan sweep acts on such jobs only). A
+     * would ever bring it back (the job service's orphan sweep acts on such jobs only). A
      * queue that cannot tell answers true, the default.
      *
      * @throws io.gosched.service.error.BackendUnavailableException when the queue cannot be reached

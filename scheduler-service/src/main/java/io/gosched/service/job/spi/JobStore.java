@@ -84,6 +84,25 @@ public interface JobStore {
     /** What {@link #update} did. */
     record Update(Versioned<JobRecord> current, boolean applied) {}
 
+    /**
+     * {@link #update} starting from {@code known}, the record as the caller last read or wrote it:
+     * one write when nobody wrote since (the common case), else the read-and-retry loop. Saves the
+     * read the loop would start with. {@code known} null: the plain loop.
+     */
+    default Update update(String id, Versioned<JobRecord> known, UnaryOperator<JobRecord> change) {
+        if (known != null) {
+            JobRecord next = change.apply(known.value());
+            if (next == null) {
+                return update(id, change); // declined on what the caller knew: look at what stands now
+            }
+            Optional<Versioned<JobRecord>> w = replace(next, known.revision());
+            if (w.isPresent()) {
+                return new Update(w.get(), true);
+            }
+        }
+        return update(id, change);
+    }
+
     /** Removes the job if its revision is still {@code expectedRevision} (retention). */
     boolean remove(String id, long expectedRevision);
 
