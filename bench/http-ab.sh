@@ -23,8 +23,8 @@ port="${PORT:-18080}"
 base="http://127.0.0.1:$port"
 logs="$(mktemp -d)"
 pid=""
-# The service relaunches itself with SafeJvm's options when started without them; starting it with
-# them keeps the server this script's own child, so that stopping it stops the server.
+# The service re-executes itself in place with SafeJvm's options when started without them;
+# starting it with them spares that second JVM start-up.
 jvm_opts=(-XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread)
 
 stop() {

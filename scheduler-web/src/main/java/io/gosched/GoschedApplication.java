@@ -23,8 +23,8 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 public class GoschedApplication {
 
     public static void main(String[] args) {
-        // A plain `java -jar` needs no flag: on a JVM without the options goroutines need, run
-        // this same command line again in one that has them (see SafeJvm).
+        // A plain `java -jar` needs no flag: on a JVM without the options goroutines need, this
+        // process re-executes itself in place with them, same pid, no second JVM (see SafeJvm).
         SafeJvm.relaunchIfNeeded(args);
         SpringApplication.run(GoschedApplication.class, args);
     }

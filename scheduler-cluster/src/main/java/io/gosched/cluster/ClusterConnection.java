@@ -106,7 +106,7 @@ public final class ClusterConnection implements AutoCloseable {
             try {
                 Connection nc = Nats.connect(options);
                 self[0] = new ClusterConnection(properties, nc);
-                self[0].requireJetStream();
+                self[0].requireJetStream(deadline);
                 log.info("cluster mode: node " + properties.nodeId() + " connected to NATS " + nc.getConnectedUrl()
                         + " (server " + nc.getServerInfo().getVersion() + ")");
                 return self[0];
@@ -124,19 +124,31 @@ public final class ClusterConnection implements AutoCloseable {
                 + (last == null ? "" : last.getMessage()), last);
     }
 
-    /** Fails start-up clearly when the server runs without JetStream (started without -js). */
-    private void requireJetStream() {
-        try {
-            jsm.getAccountStatistics();
-        } catch (JetStreamApiException e) {
-            closeQuietly();
-            throw new IllegalStateException("gosched.cluster.nats.url: NATS at " + properties.nats().url()
-                    + " has no JetStream; start nats-server with -js: " + e.getMessage(), e);
-        } catch (IOException e) {
-            // "no responders" to the JetStream API: JetStream is off
-            closeQuietly();
-            throw new IllegalStateException("gosched.cluster.nats.url: NATS at " + properties.nats().url()
-                    + " answers no JetStream requests; start nats-server with -js", e);
+    /**
+     * Fails start-up clearly when the server runs without JetStream (started without -js). A
+     * cluster that is still forming (no meta leader yet) answers no JetStream request either, so
+     * silence is asked again until the connect deadline before it counts as "JetStream off".
+     */
+    private void requireJetStream(long deadline) throws InterruptedException {
+        for (;;) {
+            try {
+                jsm.getAccountStatistics();
+                return;
+            } catch (JetStreamApiException e) {
+                closeQuietly();
+                throw new IllegalStateException("gosched.cluster.nats.url: NATS at " + properties.nats().url()
+                        + " has no JetStream; start nats-server with -js: " + e.getMessage(), e);
+            } catch (IOException e) {
+                if (System.nanoTime() - deadline >= 0) {
+                    closeQuietly();
+                    throw new IllegalStateException("gosched.cluster.nats.url: NATS at " + properties.nats().url()
+                            + " answers no JetStream requests within " + properties.connectTimeout().toMillis()
+                            + " ms (gosched.cluster.connect-timeout); start nats-server with -js, or give its cluster"
+                            + " the time to elect a leader", e);
+                }
+                log.info("cluster mode: NATS answers no JetStream request yet (a cluster electing its leader?); asking again");
+                Thread.sleep(250);
+            }
         }
     }
 

@@ -50,13 +50,16 @@ public final class ClusterNodes implements AutoCloseable {
     private long leaderRevision; // 0 when not the leader; same thread
     private volatile boolean leader;
 
-    private ClusterNodes(ClusterConnection conn) throws IOException, JetStreamApiException {
+    private ClusterNodes(ClusterConnection conn) throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
         ClusterProperties p = conn.properties();
-        Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.NODES_BUCKET)
+        Provisioning.retrying(conn.properties().connectTimeout(), "setting up the node registry", () -> {
+            Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.NODES_BUCKET)
                 .description("gosched nodes: one entry per running node, renewed every heartbeat; and the leader")
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas()).ttl(p.nodeTtl())
                 .maxBucketSize(16L << 20).maximumValueSize(1024).build());
+            return null;
+        });
         this.kv = conn.keyValue(ClusterLayout.NODES_BUCKET);
         this.self = new NodeInfo(conn.nodeId(), conn.incarnation(), Instant.now());
         this.selfBytes = JSON.writeValueAsBytes(self);
@@ -72,9 +75,16 @@ public final class ClusterNodes implements AutoCloseable {
         ClusterNodes n;
         try {
             n = new ClusterNodes(conn);
-            n.claim();
+            ClusterNodes fresh = n;
+            Provisioning.retrying(conn.properties().connectTimeout(), "registering node " + conn.nodeId(), () -> {
+                fresh.claim();
+                return null;
+            });
         } catch (IOException | JetStreamApiException e) {
             throw new IllegalStateException("cluster mode: cannot register node " + conn.nodeId() + " on NATS: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("cluster mode: interrupted while registering node " + conn.nodeId() + " on NATS", e);
         }
         long ms = conn.properties().heartbeat().toMillis();
         n.timer.scheduleAtFixedRate(n::beat, 0, ms, TimeUnit.MILLISECONDS);
@@ -94,6 +104,15 @@ public final class ClusterNodes implements AutoCloseable {
                 }
             }
             Optional<NodeInfo> holder = info(self.node());
+            if (holder.isPresent() && holder.get().incarnation().equals(self.incarnation())) {
+                // our own create of an earlier try, which committed after its answer timed out
+                KeyValueEntry mine = kv.get(self.node());
+                if (mine != null) {
+                    revision = mine.getRevision();
+                    return;
+                }
+                continue;
+            }
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("gosched.cluster.node-id: node id '" + self.node() + "' is in use by a running node ("
                         + holder.map(h -> "incarnation " + h.incarnation() + ", started " + h.startedAt()).orElse("?")

@@ -7,10 +7,12 @@ import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 import io.gosched.service.job.spi.JobLease;
 import io.gosched.service.job.spi.JobRecord;
 import io.gosched.service.job.spi.JobTicket;
+import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
 import io.gosched.cluster.testing.NatsCluster;
@@ -92,5 +94,37 @@ class NatsClusterTest {
         }
         assertThat(s.get("job-49")).as("an acknowledged record, once the replicas caught up").isPresent();
         assertThat(conn.nats().getConnectedUrl()).as("failed over").isNotEqualTo(connectedTo);
+    }
+
+    /**
+     * Two nodes started together beside three servers that were started that same moment: every
+     * provisioning step meets timeouts, "no meta leader" and streams another node is creating,
+     * and must try again until the connect timeout instead of exiting. Both nodes come up, and a
+     * ticket one publishes the other can take.
+     */
+    @Test
+    void twoNodesStartedTogetherWithAFreshClusterBothComeUp() throws Exception {
+        cluster = NatsCluster.startForming(dir, 3);
+        nodes = new TestNodes(cluster);
+        List<CompletableFuture<NatsJobQueue>> starting = List.of("a", "b").stream().map(id -> CompletableFuture.supplyAsync(() -> {
+            ClusterProperties p = new ClusterProperties(new ClusterProperties.Nats(cluster.url()), id, Duration.ofSeconds(2), 3, 3,
+                    Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64),
+                    DataSize.ofMegabytes(64));
+            ClusterConnection conn = nodes.connect(p);
+            ClusterNodes registry = nodes.track(ClusterNodes.start(conn));
+            nodes.track(NatsJobStore.start(conn));
+            nodes.track(NatsChannelDirectory.start(conn, registry));
+            return nodes.track(NatsJobQueue.start(conn, new ClusterMetrics(new SimpleMeterRegistry(), id), Clock.systemUTC()));
+        })).toList();
+        NatsJobQueue a = starting.get(0).join();
+        NatsJobQueue b = starting.get(1).join();
+        a.enqueue(JobTicket.first("job-1", 5, null));
+        List<JobLease> got = List.of();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (got.isEmpty() && System.nanoTime() < deadline) {
+            got = b.pull(1, Duration.ofMillis(500));
+        }
+        assertThat(got).as("the other node takes the ticket\n" + cluster.logTail()).hasSize(1);
+        got.get(0).complete();
     }
 }

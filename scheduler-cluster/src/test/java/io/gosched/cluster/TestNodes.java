@@ -35,13 +35,13 @@ public final class TestNodes implements AutoCloseable {
         return track(ClusterConnection.connect(p));
     }
 
-    public <T extends AutoCloseable> T track(T c) {
+    public synchronized <T extends AutoCloseable> T track(T c) {
         open.add(c);
         return c;
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         for (int i = open.size() - 1; i >= 0; i--) {
             try {
                 open.get(i).close();

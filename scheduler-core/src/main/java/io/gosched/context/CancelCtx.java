@@ -94,13 +94,21 @@ final class CancelCtx implements CancelCauseContext {
         }
         CancelCtx pc = parentCancelCtx(p);
         if (pc != null) {
+            RuntimeException err;
+            Throwable why;
             synchronized (pc) {
                 if (pc.err == null) {
                     pc.children.add(this);
                     return;
                 }
+                // The parent is being cancelled or is done: its err and cause are set together in
+                // its critical section, but done may not be closed yet, so pc.cause() (which
+                // answers only once done is closed) would still say null here. Read the field
+                // under the lock, as Go reads p.cause under p.mu.
+                err = pc.err;
+                why = pc.cause;
             }
-            cancel(false, pc.err, pc.cause());
+            cancel(false, err, why);
             return;
         }
         // A context of another kind: watch its done channel (Go starts a goroutine).

@@ -3,6 +3,7 @@ package io.gosched.net;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.PollDesc;
 import io.gosched.runtime.RuntimeTimer;
+import io.gosched.time.Time;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -19,7 +20,9 @@ import java.time.Instant;
  * from a platform thread, the same calls park that thread.
  *
  * <p>Deadlines are absolute, as in Go: once passed, pending and future reads (writes) fail with
- * {@link java.net.SocketTimeoutException} until the deadline is moved. {@link #close()} wakes
+ * {@link java.net.SocketTimeoutException} until the deadline is moved, even those that would
+ * not block. Inside a synctest bubble a deadline is read against the bubble's clock
+ * ({@code Time.now()}), as Go's {@code time.Until}, and then waited out in real time. {@link #close()} wakes
  * blocked readers and writers with {@link java.nio.channels.AsynchronousCloseException}. One
  * goroutine may read while another writes; concurrent reads (or writes) need the caller's own
  * lock, since the bytes of two readers would interleave anyway.
@@ -85,6 +88,7 @@ public final class Conn implements AutoCloseable {
         if (!dst.hasRemaining()) {
             return 0;
         }
+        pd.prepareRead(); // a passed deadline fails the read even with data waiting, as in Go
         for (;;) {
             int n = Io.read(ch, dst);
             if (n != 0) {
@@ -110,10 +114,13 @@ public final class Conn implements AutoCloseable {
     }
 
     /**
-     * Writes all of src, blocking the goroutine while the socket buffer is full.
+     * Writes all of src, blocking the goroutine while the socket buffer is full. When the write
+     * deadline passes first, throws {@link java.net.SocketTimeoutException}; src's position then
+     * says how much was written (Go: n &gt; 0 with the error).
      * Go: internal/poll.FD.Write
      */
     public void write(ByteBuffer src) throws IOException {
+        pd.prepareWrite(); // a passed deadline fails the write even with room in the buffer, as in Go
         while (src.hasRemaining()) {
             if (Io.write(ch, src) == 0) {
                 pd.waitWrite();
@@ -142,17 +149,24 @@ public final class Conn implements AutoCloseable {
         pd.setWriteDeadline(toNanotime(t));
     }
 
-    /** Converts a wall-clock deadline to the runtime's monotonic clock; 0 = none. */
+    /**
+     * Converts a deadline to the runtime's monotonic clock; 0 = none. Its delay is counted from
+     * the caller's {@link Time#now()}, which inside a synctest bubble is the bubble's clock, and
+     * the poller's timer runs on the real clock: a deadline of {@code Time.now().plus(d)} gives
+     * the operation d of real time in or out of a bubble.
+     * Go: internal/poll setDeadlineImpl (time.Until(t)), runtime/netpoll.go poll_runtime_pollSetDeadline (+ nanotime())
+     */
     static long toNanotime(Instant t) {
         if (t == null) {
             return 0;
         }
         long now = RuntimeTimer.nanotime();
+        Instant callerNow = Time.now();
         long d;
         try {
-            d = Duration.between(Instant.now(), t).toNanos();
+            d = Duration.between(callerNow, t).toNanos();
         } catch (ArithmeticException e) {
-            d = t.isBefore(Instant.now()) ? -1 : Long.MAX_VALUE / 2;
+            d = t.isBefore(callerNow) ? -1 : Long.MAX_VALUE / 2;
         }
         long when = d <= 0 ? now - 1 : now + d;
         if (d > 0 && when < now) {

@@ -29,10 +29,13 @@ import java.util.Set;
  * durable wait is a member or the driver, and finishes its goready before it parks itself, so
  * the count never shows "all blocked" while a member is about to run.
  *
- * <p>Idle. When {@code blocked == total} the bubble is idle: the goroutine in {@link #await} (if
- * any) is woken first and time stands still; otherwise the driver (the goroutine that called
- * {@link #run}, not a member) wakes, runs the bubble timers that are due, and if none is due
- * jumps the clock to the earliest one. With no timer at all it is a deadlock: {@link #run}
+ * <p>Idle. When {@code blocked == total} and the driver is not running timer functions, the
+ * bubble is idle: the goroutine in {@link #await} (if any) is woken first and time stands still;
+ * otherwise the driver (the goroutine that called {@link #run}, not a member) wakes, runs the
+ * bubble timers that are due, and if none is due jumps the clock to the earliest one. While it
+ * runs timer functions the driver counts as a running member, as Go's does ({@code
+ * firingTimers}): a function that readies a member and then starts a goroutine has not finished
+ * its work when the member runs. With no timer at all it is a deadlock: {@link #run}
  * throws {@link DeadlockException} with Go's message and a dump of the members.
  *
  * Go: runtime/synctest.go synctestBubble, synctestRun, synctestWait
@@ -68,6 +71,13 @@ public final class Bubble {
     private final G driver;
     /** The driver is parked (or committing its park) and must be readied by whoever finds the bubble idle. */
     private boolean driverParked;
+    /**
+     * The driver is running bubble timers' functions. It then counts as a running member (Go: the
+     * driver's bubble.active), so the bubble is not idle: a timer function may ready members and
+     * then start a goroutine (a deadline's cancel, then its Context.afterFunc), and a member
+     * readied first must not find the bubble idle in await() before that goroutine exists.
+     */
+    private boolean firingTimers;
     /** The member in await(), or null. */
     private G waiter;
     private boolean rootExited;
@@ -256,7 +266,7 @@ public final class Bubble {
     /** Monitor held: the goroutine to ready because the bubble is idle or empty, or null. */
     private G wakeIfIdleLocked() {
         assert Thread.holdsLock(this);
-        if (blocked != total) {
+        if (blocked != total || firingTimers) {
             return null;
         }
         if (total > 0 && waiter != null) {
@@ -361,11 +371,24 @@ public final class Bubble {
         if (next > now) {
             now = next; // volatile: members read it once they run again
         }
+        synchronized (this) {
+            firingTimers = true;
+        }
         driver.bubble = this;
+        G wake;
         try {
             timers.checkShuffled(now, random);
         } finally {
             driver.bubble = null;
+            synchronized (this) {
+                firingTimers = false;
+                // The timer functions may have readied a member that has since parked in await(),
+                // its parked() finding the driver busy: the driver is the one to look again.
+                wake = wakeIfIdleLocked();
+            }
+        }
+        if (wake != null) {
+            Scheduler.goready(wake);
         }
         return true;
     }

@@ -109,8 +109,10 @@ public final class Go {
      *
      * <p>blocking may itself make goroutine calls (a channel operation, select, a {@code Mutex},
      * {@code WaitGroup.await}, {@link #sleep}, {@link #yield}): each leaves the syscall for its
-     * duration, taking a P as on exit, and enters it again afterwards (Go's cgocallbackg). A
-     * nested {@code syscall} simply runs its body.
+     * duration, taking a P as on exit, and enters it again afterwards (Go's cgocallbackg). As in
+     * Go, the goroutine stays on its thread meanwhile (locked to it, as by {@link #lockOSThread},
+     * for the call's duration), so blocking resumes after the call on the thread it began on,
+     * with its ThreadLocals and thread-owned locks. A nested {@code syscall} simply runs its body.
      */
     public static <T> T syscall(Callable<T> blocking) throws Exception {
         G gp = Scheduler.getg();

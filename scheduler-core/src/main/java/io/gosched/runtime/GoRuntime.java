@@ -367,8 +367,8 @@ public final class GoRuntime implements AutoCloseable {
                 }
                 try {
                     // Under SCAN the G cannot run, so its fields hold still. Re-read lockedm: a G
-                    // that locked its thread in the meantime parks mounted, and cannot be walked.
-                    List<StackTraceElement> stack = gp.lockedm == null ? Traceback.stackOf(gp) : List.of();
+                    // locked to its thread parks mounted, and is walked on that thread instead.
+                    List<StackTraceElement> stack = gp.lockedm == null ? Traceback.stackOf(gp) : Traceback.stackOfLocked(gp);
                     if (st == G.RUNNABLE) {
                         return info(gp, GoroutineInfo.State.RUNNABLE, null, 0, stack);
                     }

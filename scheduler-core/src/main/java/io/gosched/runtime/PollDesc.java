@@ -144,6 +144,23 @@ public final class PollDesc implements AutoCloseable {
         setDeadline(MODE_WRITE, nanotime);
     }
 
+    /**
+     * Before a read is tried: fails if the read deadline has passed or the descriptor is closed,
+     * whether or not the read would block, as Go's FD.Read checks before its first attempt.
+     *
+     * @throws SocketTimeoutException when the read deadline has passed
+     * @throws AsynchronousCloseException when the descriptor was closed
+     *     Go: internal/poll pollDesc.prepareRead, runtime/netpoll.go poll_runtime_pollReset
+     */
+    public void prepareRead() throws IOException {
+        checkErr(MODE_READ);
+    }
+
+    /** As {@link #prepareRead()} before a write. Go: internal/poll pollDesc.prepareWrite */
+    public void prepareWrite() throws IOException {
+        checkErr(MODE_WRITE);
+    }
+
     /** Whether {@link #close()} was called. */
     public boolean isClosing() {
         return closing;

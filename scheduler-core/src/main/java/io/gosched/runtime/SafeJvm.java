@@ -1,11 +1,11 @@
 package io.gosched.runtime;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Whether this JVM runs ordinary Java code in goroutines correctly, and how to make it so.
@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * ThreadLocalRandom and JDK lock used there. Every launcher of the project passes the options
  * ({@code scripts/run.sh}, the Dockerfile's {@code JDK_JAVA_OPTIONS}, the tests' argLine, the
  * benchmark peers); an application's {@code main} that must work under a plain {@code java -jar}
- * calls {@link #relaunchIfNeeded} first.
+ * calls {@link #relaunchIfNeeded} first, which re-executes the process in place with them.
  */
 public final class SafeJvm {
 
@@ -39,7 +39,7 @@ public final class SafeJvm {
      */
     public static final String ALLOW_STALE_CURRENT_THREAD = "gosched.allowStaleCurrentThread";
 
-    /** Set in the environment of a JVM started by {@link #relaunchIfNeeded}: it never relaunches again. */
+    /** Set in the environment of a JVM re-executed by {@link #relaunchIfNeeded}: it never re-executes again. */
     static final String RELAUNCHED_ENV = "GOSCHED_RELAUNCHED";
 
     private static volatile Boolean safe;
@@ -120,13 +120,20 @@ public final class SafeJvm {
 
     /**
      * Makes {@code java -jar app.jar} need no flag typed by its user: on a JVM without {@link
-     * #OPTIONS}, runs the same command line again in a child JVM with them (inheriting stdin,
-     * stdout, stderr and the environment), waits for it and exits with its exit status; on a
-     * safe JVM, or when {@value #ALLOW_STALE_CURRENT_THREAD} is set, returns at once. Call it first
-     * in {@code main}. The parent's shutdown (SIGTERM, SIGINT, a container stop) is passed on
-     * to the child, whose own shutdown the parent waits for. When the command line cannot be
-     * read, or a relaunched JVM is still unsafe, it returns and {@link GoRuntime#start} reports
-     * the options to use.
+     * #OPTIONS}, replaces this process by the same command line with them ({@code execve(2)}
+     * through the Foreign Function and Memory API, the JVM's Unix launchers' own way of re-running
+     * themselves): the pid, the parent, standard input and output, the working directory and the
+     * environment stay; nothing of this JVM survives; no second process ever exists, so a signal
+     * to the pid the user started (a supervisor's SIGTERM, a SIGKILL) reaches the JVM that
+     * serves. On a safe JVM, or when {@value #ALLOW_STALE_CURRENT_THREAD} is set, it returns at
+     * once. Call it first in {@code main}, before any thread is started or file opened that
+     * should not be lost: this process's image ends on success. When the command line cannot be
+     * read, on a system without this in-place exec (other than Linux), or when the exec fails,
+     * it prints why and returns, and {@link GoRuntime#start} reports the options to use.
+     *
+     * <p>The downcall is a restricted method: an application jar that calls this carries {@code
+     * Enable-Native-Access: ALL-UNNAMED} in its manifest, or the JDK prints a warning before the
+     * exec (a warning, not a failure, under the JDK's default {@code --illegal-native-access=warn}).
      *
      * @param args main's arguments (the command line is read from the process itself, which
      *     also carries the JVM options and the jar or main class)
@@ -137,43 +144,13 @@ public final class SafeJvm {
         }
         Optional<List<String>> command = relaunchCommand();
         if (command.isEmpty()) {
+            System.err.println("gosched: cannot read this JVM's command line to re-execute it with " + String.join(" ", OPTIONS));
             return;
         }
-        ProcessBuilder pb = new ProcessBuilder(command.get()).inheritIO();
-        pb.environment().put(RELAUNCHED_ENV, "1");
-        Process child;
-        try {
-            child = pb.start();
-        } catch (IOException e) {
-            System.err.println("gosched: could not relaunch the JVM with " + String.join(" ", OPTIONS) + ": " + e);
-            return;
-        }
-        Thread forward = new Thread(() -> {
-            if (child.isAlive()) {
-                child.destroy(); // SIGTERM: the child runs its own shutdown
-                try {
-                    child.waitFor(60, TimeUnit.SECONDS);
-                } catch (InterruptedException ignored) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }, "gosched-relaunch-shutdown");
-        Runtime.getRuntime().addShutdownHook(forward);
-        int status;
-        for (;;) {
-            try {
-                status = child.waitFor();
-                break;
-            } catch (InterruptedException ignored) {
-                // keep waiting: the child decides when this process ends
-            }
-        }
-        try {
-            Runtime.getRuntime().removeShutdownHook(forward);
-        } catch (IllegalStateException shuttingDown) {
-            // the hook is already running
-        }
-        System.exit(status);
+        Map<String, String> env = new LinkedHashMap<>(System.getenv());
+        env.put(RELAUNCHED_ENV, "1"); // a JVM that is somehow still unsafe must not exec itself for ever
+        String why = InPlaceExec.exec(command.get(), env);
+        System.err.println("gosched: could not re-execute the JVM with " + String.join(" ", OPTIONS) + ": " + why);
     }
 
     /** This process's command line with {@link #OPTIONS} after the executable, or empty if unreadable. */

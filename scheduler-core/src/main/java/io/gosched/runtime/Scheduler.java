@@ -1953,16 +1953,30 @@ final class Scheduler {
      * an idle one, or the global queue until an M runs it), runs op as an ordinary goroutine,
      * and enters the syscall again before returning to the blocking code. Operations call this
      * at their start, before they take any runtime lock, because exitsyscall's slow path yields.
+     * As Go's, the callback keeps gp on its M ("we must ensure that we stay on that M"): gp is
+     * locked to it first, unless already locked, so a park inside op waits on this thread
+     * (lockedSwitch) and the blocking code goes on, after op, on the thread it began on, its
+     * ThreadLocals and thread-owned locks still its own.
      * Executed only by gp, in SYSCALL.
-     * Go: runtime/proc.go cgocallbackg (exitsyscall, the callback, reentersyscall)
+     * Go: runtime/proc.go cgocallbackg (lockOSThread, exitsyscall, the callback, reentersyscall, unlockOSThread)
      */
     static <T> T syscallCallback(G gp, java.util.function.Supplier<T> op) {
         assert gp.status() == G.SYSCALL;
+        M mp = gp.m;
+        boolean lockedHere = gp.lockedm == null;
+        if (lockedHere) {
+            mp.lockedg = gp;
+            gp.lockedm = mp;
+        }
         exitsyscall(gp);
         try {
             return op.get();
         } finally {
             entersyscall(gp);
+            if (lockedHere && gp.lockedExt == 0) { // a Go.lockOSThread made inside op stays
+                mp.lockedg = null;
+                gp.lockedm = null;
+            }
         }
     }
 

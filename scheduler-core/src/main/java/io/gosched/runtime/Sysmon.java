@@ -22,7 +22,9 @@ import java.util.concurrent.locks.LockSupport;
  * same goroutine has run a whole quantum since it was asked to yield (two quanta into its time
  * slice, 20 ms by default) without its P running any other G meanwhile and its M's thread really ran meanwhile (at least a quarter quantum
  * of CPU: on a loaded machine a thread the OS did not run looks the same by the wall clock),
- * sysmon lends a
+ * or its M's thread is blocked in the JDK (a monitor, a {@code java.util.concurrent} lock, a
+ * sleep or I/O not wrapped in {@code Go.syscall}: a system call the runtime was not told of,
+ * which in Go would have handed its P off), sysmon lends a
  * <em>spare P</em> for the hogged P: a P outside allp
  * (ids from {@link SchedulerConfig#MAX_GOMAXPROCS} up) with its own run queue and timer heap,
  * and starts an M on it ({@code SpareLending.lend}, counted in {@code preemptHandoffs} and in
@@ -255,7 +257,24 @@ final class Sysmon implements Runnable {
         // without yielding is conclusive; asking for a whole one would only delay the hand-off
         // on a loaded machine, where that much CPU takes several quanta of wall time.
         long cpu = threadCpuTime(mp);
-        return cpu < 0 || pp.sysmonPreemptCpu < 0 || cpu - pp.sysmonPreemptCpu >= quantumNanos / 4;
+        if (cpu < 0 || pp.sysmonPreemptCpu < 0 || cpu - pp.sysmonPreemptCpu >= quantumNanos / 4) {
+            return true;
+        }
+        // Or it did not run because it is blocked in the JDK: a monitor, a lock, a sleep or I/O
+        // not wrapped in Go.syscall. That is a system call the runtime was not told of, and in Go
+        // no thread blocks in one holding a P (retake hands it off), so its work gets a spare.
+        return blockedInTheJdk(mp);
+    }
+
+    /**
+     * Whether mp's thread is blocked (entering a monitor) or waiting (a lock, a sleep, a park)
+     * now. Asked only about an M whose goroutine has ignored a preempt request for a quantum
+     * without running and without starting a park or yield (op NONE): the runtime's own waits
+     * (notesleep, stoplockedm) happen with no goroutine on the M, so this one is the user's.
+     */
+    private static boolean blockedInTheJdk(M mp) {
+        Thread.State st = mp.getState();
+        return st == Thread.State.BLOCKED || st == Thread.State.WAITING || st == Thread.State.TIMED_WAITING;
     }
 
     /** Whether the G that hogged pp is still running the same turn there. */

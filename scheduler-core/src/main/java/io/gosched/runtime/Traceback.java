@@ -117,6 +117,34 @@ final class Traceback {
         return Arrays.asList(Arrays.copyOfRange(all, from, to));
     }
 
+    /**
+     * The frames of gp, locked to its M and not running: they are on that M's thread, which
+     * waits inside them (stoplockedm) instead of unmounting the continuation. Innermost first,
+     * from the first runtime frame (the thread's own park frames above it are cut) down to the
+     * goroutine's body, as {@link #stackOf}. The caller holds gp in a SCAN status, so the M,
+     * even if woken, does not return into gp's frames meanwhile. Empty if gp is no longer locked.
+     * Go: runtime/traceback.go traceback of a g whose m is locked (goroutineheader adds "locked to thread")
+     */
+    static List<StackTraceElement> stackOfLocked(G gp) {
+        M mp = gp.lockedm;
+        if (mp == null) {
+            return List.of();
+        }
+        StackTraceElement[] all = mp.getStackTrace();
+        int from = 0;
+        while (from < all.length && !all[from].getClassName().startsWith("io.gosched.runtime.")) {
+            from++;
+        }
+        int to = from;
+        while (to < all.length && !(all[to].getClassName().equals(G.class.getName()) && all[to].getMethodName().equals("run"))) {
+            to++;
+        }
+        if (to == all.length) {
+            return List.of(); // not inside gp's frames after all
+        }
+        return Arrays.asList(Arrays.copyOfRange(all, from, to));
+    }
+
     // =============================================================================================
     // The text
     // =============================================================================================

@@ -17,7 +17,9 @@ import java.util.concurrent.Callable;
  * <p>A subtask fails by throwing: the {@code Exception} its {@code call()} throws is Go's non-nil
  * error. An {@link Error} (Go: a panic) is recorded the same way, so {@code await()} never
  * reports success for a group whose subtask died, and is then rethrown in its goroutine so that
- * the runtime's uncaught-exception handler sees it too. A new group has no limit on the number
+ * the runtime's uncaught-exception handler sees it too. A subtask that ends its goroutine by
+ * {@link Go#goexit()} has not failed: it counts as finished, cancels nothing, and {@code await()}
+ * does not report it, as in Go, where Goexit never reaches the error check. A new group has no limit on the number
  * of active goroutines and does not cancel anything.
  *
  * <p>{@code go} and {@code tryGo} start goroutines, so they are called from a goroutine (as
@@ -105,6 +107,10 @@ public final class ErrGroup {
         Go.go(() -> {
             try {
                 task.call();
+            } catch (Go.Goexit exit) {
+                // runtime.Goexit ends the task's goroutine before its error check: no failure,
+                // nothing cancelled (x/sync/errgroup: f never returns, g.done() still runs).
+                throw exit;
             } catch (Throwable t) {
                 fail(t);
                 if (t instanceof Error e) {

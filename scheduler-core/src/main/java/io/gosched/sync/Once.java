@@ -1,5 +1,7 @@
 package io.gosched.sync;
 
+import io.gosched.runtime.Go;
+import io.gosched.runtime.PanicNilException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Map;
@@ -61,8 +63,10 @@ public final class Once {
     /**
      * A function that runs f the first time it is called and does nothing on later calls; every
      * call returns only after that first run finished. If f throws, every call throws the same
-     * exception (the first with its original stack trace), and f is still not run again. f is
-     * dropped once it ran, so what it captures can be garbage-collected while the wrapper lives.
+     * exception (the first with its original stack trace), and f is still not run again. If f
+     * ends its goroutine by {@link Go#goexit()}, every call, the first included, throws a {@link
+     * PanicNilException} (Go 1.21+: a {@code PanicNilError}). f is dropped once it ran, so what
+     * it captures can be garbage-collected while the wrapper lives.
      * Go: sync.OnceFunc
      */
     public static Runnable onceFunc(Runnable f) {
@@ -125,6 +129,12 @@ public final class Once {
             try {
                 value = g.get();
                 valid = true; // set only if f did not throw
+            } catch (Go.Goexit exit) {
+                // Go: the deferred recover() sees no panic during a Goexit and re-panics with its
+                // nil, which Go 1.21+ turns into a PanicNilError, in this caller and every later
+                // one. No caller's goroutine ends silently for f.
+                thrown = new PanicNilException("the function given to Once.onceFunc/onceValue/onceValues ended by Go.goexit()");
+                throw (PanicNilException) thrown;
             } catch (Throwable t) {
                 thrown = t;
                 throw t; // the first caller sees f's own exception, with its stack trace

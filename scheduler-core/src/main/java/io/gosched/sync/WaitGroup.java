@@ -1,6 +1,8 @@
 package io.gosched.sync;
 
 import io.gosched.runtime.Bubble;
+import io.gosched.runtime.Go;
+import io.gosched.runtime.SchedulerConfig;
 import io.gosched.runtime.Sema;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -171,20 +173,35 @@ public final class WaitGroup {
 
     /**
      * Go 1.25's WaitGroup.Go: add(1), run f in a new goroutine, done() when f returns normally or
-     * ends its goroutine by {@code Go.goexit()}. When f throws, done() is not called and the
-     * exception is re-raised, uncaught, in f's goroutine, as Go re-panics: under the default
-     * {@code PanicPolicy.CRASH} the runtime stops before {@code await()} can return as if all
-     * went well. Called from a goroutine (it uses {@code Go.go}); from a platform thread use
-     * add/done around {@code GoRuntime.go}.
+     * ends its goroutine by {@code Go.goexit()}. When f throws, the exception is re-raised,
+     * uncaught, in f's goroutine, and whether the group is done first depends on what the runtime
+     * does with it:
+     * <ul>
+     * <li>under the default {@code PanicPolicy.CRASH} it is not: the runtime stops, and {@code
+     *     await()} must not return as if all went well while it does. Go's WaitGroup.Go recovers
+     *     f's panic and re-panics without Done for the same reason (its Wait would race the fatal
+     *     panic);
+     * <li>where the runtime goes on ({@code PanicPolicy.LOG} or a handler given to {@code
+     *     onUncaughtException}), it is, as by a {@code defer wg.Done()}: f's goroutine has ended,
+     *     and a group that never reached zero would leave every {@code await()} asleep for ever.
+     *     Go has no such runtime (a panic there always ends the program), so this case is ours.
+     * </ul>
+     * Called from a goroutine (it uses {@code Go.go}); from a platform thread use add/done
+     * around {@code GoRuntime.go}.
      */
     public void go(Runnable f) {
         add(1);
-        io.gosched.runtime.Go.go(() -> {
+        Go.go(() -> {
             try {
                 f.run();
-            } catch (io.gosched.runtime.Go.Goexit exit) {
+            } catch (Go.Goexit exit) {
                 done(); // Goexit is not a panic: the goroutine ended, abruptly but normally
                 throw exit;
+            } catch (Throwable t) {
+                if (Go.runtime().config().panicPolicy() != SchedulerConfig.PanicPolicy.CRASH) {
+                    done(); // the runtime outlives f's failure: so must the count's promise
+                }
+                throw t;
             }
             done();
         });

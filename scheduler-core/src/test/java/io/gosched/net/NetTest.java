@@ -156,6 +156,75 @@ class NetTest {
         }
     }
 
+    /**
+     * Go's FD.Read and FD.Write check the deadline before they try (pollDesc.prepareRead,
+     * prepareWrite: "a deadline is an absolute time after which I/O operations fail"): once the
+     * read deadline has passed, a read fails even with data waiting, and a write fails with room
+     * in the socket buffer, until the deadline is moved. The data is still there afterwards.
+     */
+    @Test
+    void ioFailsOnceItsDeadlinePassedEvenWhenItWouldNotBlock() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            rt.run(() -> {
+                try (Listener ln = Listener.listen(LOOPBACK); Conn c = Conn.dial(ln.address()); Conn s = ln.accept()) {
+                    s.write(new byte[] {42});
+                    Go.sleep(Duration.ofMillis(20)); // let the byte land in c's receive buffer
+                    c.setReadDeadline(Instant.now().minusSeconds(1));
+                    assertThrows(SocketTimeoutException.class, () -> c.read(ByteBuffer.allocate(1)), "a read after its deadline, data waiting");
+                    c.setWriteDeadline(Instant.now().minusSeconds(1));
+                    assertThrows(SocketTimeoutException.class, () -> c.write(new byte[] {1}), "a write after its deadline, room in the buffer");
+                    c.setDeadline(null);
+                    ByteBuffer b = ByteBuffer.allocate(1);
+                    assertEquals(1, c.read(b));
+                    assertEquals(42, b.get(0));
+                    c.write(new byte[] {7});
+                    b.clear();
+                    assertEquals(1, s.read(b));
+                    assertEquals(7, b.get(0), "the write refused by its deadline sent nothing");
+                }
+                return null;
+            });
+        }
+    }
+
+    /**
+     * Go computes a deadline's delay against time.Now(), which inside a synctest bubble is the
+     * bubble's clock (internal/poll setDeadlineImpl: time.Until(t)), and arms the poller's real
+     * timer with it: conn.SetReadDeadline(time.Now().Add(30*time.Second)) in a bubble gives a
+     * read 30 real seconds. A connection dialled in a bubble, with a deadline 30 s after
+     * Time.now() there, must still read the byte a goroutine outside writes a little later.
+     */
+    @Test
+    void aDeadlineSetInABubbleCountsFromTheBubblesClock() throws Exception {
+        try (GoRuntime rt = runtime(2)) {
+            rt.run(() -> {
+                try (Listener ln = Listener.listen(LOOPBACK)) {
+                    Go.go(() -> { // outside the bubble
+                        try (Conn s = ln.accept()) {
+                            Go.sleep(Duration.ofMillis(50));
+                            s.write(new byte[] {42});
+                            s.read(ByteBuffer.allocate(1)); // until the bubble's side closes
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+                    InetSocketAddress addr = ln.address();
+                    io.gosched.testing.Synctest.test(() -> {
+                        try (Conn c = Conn.dial(addr)) {
+                            c.setReadDeadline(io.gosched.time.Time.now().plusSeconds(30));
+                            ByteBuffer b = ByteBuffer.allocate(1);
+                            assertEquals(1, c.read(b), "read within a deadline 30 s away on the bubble's clock");
+                            assertEquals(42, b.get(0));
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+                }
+                return null;
+            });
+        }
+    }
+
     @Test
     void manyDeadlinesFireWhileOthersKeepWorking() throws Exception {
         int n = 200;

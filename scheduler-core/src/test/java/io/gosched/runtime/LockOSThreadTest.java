@@ -317,6 +317,37 @@ class LockOSThreadTest {
         });
     }
 
+    /**
+     * Go's traceback walks a locked goroutine's stack as any other's (only its header says
+     * "locked to thread"): a dump must show where a waiting locked goroutine waits. Its frames
+     * are on its M's thread, which sleeps inside them, not in an unmounted continuation.
+     */
+    @Test
+    void aWaitingLockedGoroutineShowsItsStackInADump() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            Chan<Long> ready = Chan.make(1);
+            Chan<Boolean> release = Chan.make();
+            rt.go(() -> lockedAndWaiting(ready, release));
+            long id = ready.recv();
+            GoTesting.await("the locked goroutine waits", () -> rt.goroutines().stream()
+                    .anyMatch(g -> g.id() == id && g.is(GoroutineInfo.State.WAITING)));
+            GoroutineInfo info = rt.goroutines().stream().filter(g -> g.id() == id).findFirst().orElseThrow();
+            assertThat(info.stack()).as("the stack of a waiting locked goroutine")
+                    .anyMatch(f -> f.getMethodName().equals("lockedAndWaiting"));
+            assertThat(info.stack()).as("no frame of the M's own loop below the goroutine's body")
+                    .noneMatch(f -> f.getClassName().equals(M.class.getName()) && f.getMethodName().equals("run"));
+            assertThat(rt.dumpGoroutines()).contains("LockOSThreadTest.lockedAndWaiting(...)");
+            release.send(true);
+        }
+    }
+
+    private static void lockedAndWaiting(Chan<Long> ready, Chan<Boolean> release) {
+        Go.lockOSThread();
+        ready.send(Go.goid());
+        release.recv();
+        Go.unlockOSThread();
+    }
+
     /** On a platform thread lockOSThread does nothing (the thread is already its own). */
     @Test
     void lockOSThreadOnAPlatformThreadIsANoOp() {

@@ -97,6 +97,102 @@ class PreemptionTest {
     }
 
     /**
+     * One P: goroutine A holds a monitor across a channel receive (its continuation unmounts
+     * with it), goroutine B then blocks entering that monitor, which blocks B's M, not only B,
+     * with the only P: the main goroutine's sleep timer, and the send that would let A out,
+     * wait on that P. In Go no M ever blocks holding a P outside a syscall (sync.Mutex parks
+     * the goroutine; a blocking system call hands the P off); here an M blocked in the JDK (a
+     * monitor, a lock, a sleep not wrapped in Go.syscall) ignores the preempt request without
+     * running, and sysmon must lend its P's work a spare as for a hog. Before, the runtime
+     * stalled for good. Rounds on fresh runtimes; a stall fails after 30 s, not at the timeout.
+     */
+    @Test
+    void anMBlockedInTheJdkHoldingTheOnlyPDoesNotStallTheRuntime() throws Exception {
+        for (int round = 0; round < 3 * GoTesting.STRESS; round++) {
+            try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1)
+                    .shutdownTimeout(Duration.ofSeconds(2)).build())) {
+                java.util.concurrent.CompletableFuture<String> result = new java.util.concurrent.CompletableFuture<>();
+                Thread.ofPlatform().daemon(true).start(() -> {
+                    try {
+                        result.complete(rt.run(() -> {
+                            Object monitor = new Object();
+                            Chan<Integer> letOut = Chan.make();
+                            Chan<String> order = Chan.make(2);
+                            Go.go(() -> {
+                                synchronized (monitor) {
+                                    letOut.recv();
+                                    order.send("A");
+                                }
+                            });
+                            Go.yield(); // A takes the monitor and parks
+                            Go.go(() -> {
+                                synchronized (monitor) { // blocks this M, with the P
+                                    order.send("B");
+                                }
+                            });
+                            Go.sleep(Duration.ofMillis(30)); // B runs and blocks meanwhile
+                            letOut.send(1);
+                            return order.recv() + order.recv();
+                        }));
+                    } catch (Throwable t) {
+                        result.completeExceptionally(t);
+                    }
+                });
+                String got;
+                try {
+                    got = result.get(30, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException stalled) {
+                    throw new AssertionError("round " + round + ": the runtime stalled behind an M blocked on a monitor:\n"
+                            + rt.dumpGoroutines(), stalled);
+                }
+                assertThat(got).as("round %d: who left the monitor, in order", round).isEqualTo("AB");
+                assertThat(rt.stats().handoffsByCause().preempt()).as("spare Ps lent").isPositive();
+            }
+        }
+    }
+
+    /**
+     * One P: a goroutine sleeps 300 ms in Thread.sleep without Go.syscall (a blocking JDK call
+     * the runtime was not told of), while a 1 ms ticker goroutine waits behind it on the same P.
+     * Go hands the P of a thread blocked in a system call to another thread; here the blocked M
+     * gets a spare for its P's work once it has ignored a preempt request for a quantum, so the
+     * ticker keeps ticking while the sleep lasts.
+     */
+    @Test
+    void aJdkSleepOutsideGoSyscallDoesNotStarveATicker() throws Exception {
+        try (GoRuntime rt = runtime(1)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicBoolean sleeping = new AtomicBoolean();
+            AtomicInteger ticksWhileSleeping = new AtomicInteger();
+            CountDownLatch done = new CountDownLatch(2);
+            rt.go(() -> {
+                while (!stop.get()) {
+                    Go.sleep(Duration.ofMillis(1));
+                    if (sleeping.get()) {
+                        ticksWhileSleeping.incrementAndGet();
+                    }
+                }
+                done.countDown();
+            });
+            rt.go(() -> {
+                sleeping.set(true);
+                try {
+                    Thread.sleep(300); // not wrapped in Go.syscall
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                sleeping.set(false);
+                done.countDown();
+            });
+            GoTesting.await("the sleeper finished", () -> done.getCount() == 1);
+            stop.set(true);
+            assertTrue(done.await(30, TimeUnit.SECONDS));
+            assertThat(ticksWhileSleeping.get()).as("ticks while the M slept in the JDK").isGreaterThanOrEqualTo(10);
+            assertThat(rt.stats().handoffsByCause().preempt()).isPositive();
+        }
+    }
+
+    /**
      * A well-behaved loop (checkpoints) never gets a spare P, nor does a runnext ping-pong pair
      * that shares one slice for the whole test: hand-off is for hogs only.
      */

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(180)
 class SafeJvmTest {
 
-    record Result(int exit, String out) {
+    record Result(int exit, String out, long pid) {
     }
 
     /** Runs main of the given class in a new JVM with jvmOptions (plus the continuation export). */
@@ -40,7 +40,7 @@ class SafeJvmTest {
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("child JVM finished: %s", out).isTrue();
-        return new Result(p.exitValue(), out);
+        return new Result(p.exitValue(), out, p.pid());
     }
 
     /** Starts a runtime and runs one goroutine; prints "started". */
@@ -90,13 +90,46 @@ class SafeJvmTest {
         }
     }
 
-    /** Relaunches if needed, then reports whether the JVM it runs in is safe and exits with 7. */
+    /**
+     * Prints a line before the relaunch (which must not be lost in a buffer), relaunches if
+     * needed, then reports whether the JVM it runs in is safe, its pid and parent, the descriptors
+     * it has open above standard error, and exits with 7.
+     */
     public static final class RelaunchMain {
-        public static void main(String[] args) {
+        static final Path HELD = Path.of(System.getProperty("java.home"), "release");
+
+        public static void main(String[] args) throws Exception {
+            System.out.print("before relaunch safe=" + SafeJvm.isSafe() + ";");
+            // A file the first JVM holds open, as a launcher holds its jar: not the new JVM's
+            // (which runs this main again, but does not open it).
+            var held = System.getenv(SafeJvm.RELAUNCHED_ENV) == null ? new java.io.FileInputStream(HELD.toFile()) : null;
             SafeJvm.relaunchIfNeeded(args);
-            System.out.println("safe=" + SafeJvm.isSafe() + " args=" + String.join(",", args)
-                    + " relaunched=" + (System.getenv(SafeJvm.RELAUNCHED_ENV) != null));
+            System.out.println(" safe=" + SafeJvm.isSafe() + " args=" + String.join(",", args)
+                    + " relaunched=" + (System.getenv(SafeJvm.RELAUNCHED_ENV) != null)
+                    + " pid=" + ProcessHandle.current().pid()
+                    + " parent=" + ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L)
+                    + " fds=" + openFilesAboveStderr());
+            if (held != null) {
+                held.close();
+            }
             System.exit(7);
+        }
+
+        /** The files this process has open above standard error (not sockets, pipes or JDK internals). */
+        static java.util.List<String> openFilesAboveStderr() throws java.io.IOException {
+            java.util.List<String> files = new ArrayList<>();
+            try (var dir = java.nio.file.Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
+                for (Path fd : dir) {
+                    try {
+                        if (Integer.parseInt(fd.getFileName().toString()) > 2) {
+                            files.add(java.nio.file.Files.readSymbolicLink(fd).toString());
+                        }
+                    } catch (java.io.IOException | NumberFormatException gone) {
+                        // the listing's own descriptor, closed by now
+                    }
+                }
+            }
+            return files;
         }
     }
 
@@ -144,17 +177,28 @@ class SafeJvmTest {
         assertThat(r.out()).contains("wrong=0");
     }
 
+    /**
+     * The relaunch replaces the process in place: the same pid and parent (no second process a
+     * SIGKILL of the started pid would miss), the same command line with the options, output
+     * printed before it kept, no descriptor of the first JVM leaked into the second, the new
+     * JVM's exit status the process's, and no warning about native access when it is enabled.
+     */
     @Test
-    void relaunchRunsTheSameCommandLineInASafeJvmAndPassesItsExitStatusOn() throws Exception {
-        Result r = runJvm(RelaunchMain.class, List.of(), "a b", "c");
+    void relaunchReplacesTheProcessInPlaceWithTheOptions() throws Exception {
+        Result r = runJvm(RelaunchMain.class, List.of("--enable-native-access=ALL-UNNAMED"), "a b", "c");
         assertThat(r.exit()).as(r.out()).isEqualTo(7);
-        assertThat(r.out()).contains("safe=true args=a b,c relaunched=true").doesNotContain("safe=false");
+        assertThat(r.out()).startsWith("before relaunch safe=false;")
+                .contains(" safe=true args=a b,c relaunched=true pid=" + r.pid() + " parent=" + ProcessHandle.current().pid())
+                .doesNotContain("WARNING");
+        assertThat(r.out().substring(r.out().indexOf(" fds="))).as("files the first JVM held open")
+                .doesNotContain(RelaunchMain.HELD.toString());
     }
 
     @Test
     void relaunchDoesNothingOnASafeJvm() throws Exception {
         Result r = runJvm(RelaunchMain.class, SafeJvm.OPTIONS, "x");
         assertThat(r.exit()).as(r.out()).isEqualTo(7);
-        assertThat(r.out()).contains("safe=true args=x relaunched=false");
+        assertThat(r.out()).contains("before relaunch safe=true; safe=true args=x relaunched=false")
+                .contains(RelaunchMain.HELD.toString()); // the held file shows in the listing
     }
 }

@@ -123,6 +123,65 @@ class SyscallTest {
         }
     }
 
+    /**
+     * Go's cgocallbackg locks the goroutine to its M before leaving the syscall for a callback
+     * ("the call from C is on gp.m's g0 stack, so we must ensure that we stay on that M"): the
+     * blocking code around a callback runs on one thread from start to end, whatever the
+     * callback waits for. Here the blocking code holds a ReentrantLock and a ThreadLocal across a
+     * callback that parks until a goroutine on the other P sends; both must still be its own
+     * afterwards. Repeated, on 2 Ps, with other goroutines to run meanwhile.
+     */
+    @Test
+    void syscallCallbackKeepsTheBlockingCodeOnItsThread() throws Exception {
+        UNCAUGHT.clear();
+        ThreadLocal<Long> mine = new ThreadLocal<>();
+        try (GoRuntime rt = runtime(2)) {
+            java.util.List<String> moved = rt.run(() -> {
+                java.util.List<String> out = new java.util.ArrayList<>();
+                for (int round = 0; round < 100 * GoTesting.STRESS; round++) {
+                    Chan<Integer> c = Chan.make();
+                    WaitGroup busy = new WaitGroup();
+                    for (int i = 0; i < 3; i++) {
+                        busy.go(() -> {
+                            for (int k = 0; k < 20; k++) {
+                                Go.yield();
+                            }
+                        });
+                    }
+                    Go.go(() -> {
+                        Go.sleep(Duration.ofMillis(1)); // the receiver parks first
+                        c.send(1);
+                    });
+                    int r = round;
+                    String what = Go.syscall(() -> {
+                        java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+                        lock.lock(); // thread-affine state of the blocking code, as a driver's
+                        Thread before = Thread.currentThread();
+                        mine.set(before.threadId());
+                        c.recv(); // the callback: parks until the sender runs
+                        Thread after = Thread.currentThread();
+                        String seen = after == before && mine.get() != null && mine.get() == before.threadId()
+                                ? null : "round " + r + ": " + before.getName() + " -> " + after.getName();
+                        try {
+                            lock.unlock();
+                        } catch (IllegalMonitorStateException e) {
+                            seen = seen + " (and the lock's unlock failed: " + e + ")";
+                        }
+                        mine.remove();
+                        return seen;
+                    });
+                    if (what != null) {
+                        out.add(what);
+                    }
+                    busy.await();
+                }
+                return out;
+            });
+            assertThat(moved).as("syscall bodies that came back from a callback on another thread").isEmpty();
+            assertThat(UNCAUGHT).isEmpty();
+        }
+    }
+
     /** Many goroutines receive inside syscall bodies from many senders: nothing is lost. */
     @Test
     void channelTrafficBetweenSyscallBodiesAndGoroutines() throws Exception {

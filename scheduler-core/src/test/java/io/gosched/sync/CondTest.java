@@ -11,12 +11,14 @@ import io.gosched.runtime.Go;
 import io.gosched.runtime.GoTesting;
 import io.gosched.runtime.GoTesting.Mode;
 import io.gosched.runtime.Select;
+import io.gosched.testing.Synctest;
 import io.gosched.time.Time;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -345,6 +347,117 @@ class CondTest {
     void awaitWithoutTheLockFails() {
         Cond c = new Cond(new Mutex());
         assertThatThrownBy(c::await).isInstanceOf(IllegalStateException.class).hasMessageContaining("unlock of unlocked mutex");
+    }
+
+    /**
+     * An await by a goroutine that does not hold the mutex fails (Go: a fatal "unlock of unlocked
+     * mutex"), and here, where the failure can be caught, it must leave no ticket of the notify
+     * list behind: otherwise a later signal is spent on that ticket and a real waiter sleeps on.
+     * Each failing await races with a signal on 2 Ps, so a signal may also land on a ticket between
+     * its taking and the failed unlock; that signal must reach a waiter of its time, not vanish.
+     * In a synctest bubble, so a waiter that sleeps on is a proven deadlock, not a timeout.
+     */
+    @Test
+    void condAwaitWithoutTheMutexLeavesNoTicketBehind() throws Exception {
+        GoTesting.runGo(2, () -> {
+            for (int round = 0; round < 200 * STRESS; round++) {
+                int r = round;
+                Synctest.test(() -> {
+                    Mutex m = new Mutex();
+                    Cond c = new Cond(m);
+                    int misusers = 3;
+                    WaitGroup misuse = new WaitGroup();
+                    AtomicInteger refused = new AtomicInteger();
+                    // One misuser at a time: two goroutines unlocking the same unlocked mutex at
+                    // once is Go's fatal error, after which the mutex's state means nothing (its
+                    // unlock cannot tell the second one's bit from a holder's). Each races with a
+                    // signal, and the tickets they leave pile up across the three.
+                    for (int i = 0; i < misusers; i++) {
+                        misuse.go(() -> {
+                            try {
+                                c.await();
+                            } catch (IllegalStateException e) {
+                                refused.incrementAndGet();
+                            }
+                        });
+                        if (i < 2) {
+                            misuse.go(c::signal); // no real waiter yet: such a signal is spent on nobody
+                        }
+                        misuse.await();
+                    }
+                    assertThat(refused.get()).as("round %d: awaits refused", r).isEqualTo(misusers);
+
+                    int[] granted = {0};
+                    WaitGroup waiters = new WaitGroup();
+                    for (int k = 0; k < 2; k++) {
+                        waiters.go(() -> {
+                            m.lock();
+                            while (granted[0] == 0) {
+                                c.await();
+                            }
+                            granted[0]--;
+                            m.unlock();
+                        });
+                    }
+                    Synctest.await(); // both are parked in the Cond
+                    for (int k = 0; k < 2; k++) {
+                        m.lock();
+                        granted[0]++;
+                        m.unlock();
+                        c.signal();
+                    }
+                    waiters.await(); // a signal spent on a left-behind ticket: a bubble deadlock
+                });
+            }
+        });
+    }
+
+    /**
+     * The rare order the racing test above can hardly produce, step by step: a failing await has
+     * taken its ticket, a signal lands on that ticket before the unlock fails (the signal finds no
+     * wait in the list and takes it for one about to park), and only then is the ticket withdrawn.
+     * The signal must go on to a wait whose ticket was taken before it, and never to one that
+     * began after it (Go's rule: a signal wakes no later wait).
+     */
+    @Test
+    void condSignalSpentOnAFailedAwaitGoesOnToAnEarlierWaitOnly() throws Exception {
+        GoTesting.runGo(2, () -> Synctest.test(() -> {
+            Mutex m = new Mutex();
+            Cond c = new Cond(m);
+            // A wait that began before the signal gets it.
+            int failed = c.notifyListAdd(); // a failing await's ticket, not yet withdrawn
+            boolean[] woke = {false, false};
+            WaitGroup wg = new WaitGroup();
+            wg.go(() -> {
+                m.lock();
+                c.await();
+                woke[0] = true;
+                m.unlock();
+            });
+            Synctest.await(); // the wait is parked, its ticket after the failed one
+            c.signal(); // lands on the failed ticket: no wait in the list holds it
+            assertThat(woke[0]).isFalse();
+            c.notifyListCancel(failed);
+            wg.await(); // the signal went on to the parked wait (else: a bubble deadlock)
+            assertThat(c.waiting()).isZero();
+
+            // A wait that began after the signal does not.
+            int failedAgain = c.notifyListAdd();
+            c.signal(); // lands on failedAgain; the next ticket is not taken yet
+            wg.go(() -> {
+                m.lock();
+                c.await();
+                woke[1] = true;
+                m.unlock();
+            });
+            Synctest.await();
+            c.notifyListCancel(failedAgain);
+            Synctest.await();
+            assertThat(woke[1]).as("a wait that began after the signal was woken by it").isFalse();
+            c.signal();
+            wg.await();
+            assertThat(woke[1]).isTrue();
+        }));
     }
 
     /**

@@ -228,6 +228,50 @@ class ErrGroupTest {
         }
     }
 
+    /**
+     * x/sync/errgroup: a task that ends by runtime.Goexit never reaches the error check, so it is
+     * no failure. await() returns null, and the group's context is cancelled only by await, with
+     * no cause of the task's. With a limit of 1 the sibling starts only once the Goexit task's
+     * goroutine has given its place back, i.e. after the group has handled its end; on 2 Ps with
+     * a randomized scheduler, repeated.
+     */
+    @Test
+    void errGroupGoexitIsNoFailureAndCancelsNoSibling() throws Exception {
+        GoTesting.runGo(2, () -> {
+            for (int round = 0; round < 200 * GoTesting.STRESS; round++) {
+                ErrGroup g = ErrGroup.withContext(Context.background());
+                g.setLimit(1);
+                AtomicInteger after = new AtomicInteger();
+                g.go(() -> {
+                    try {
+                        Go.goexit();
+                    } finally {
+                        after.incrementAndGet(); // Go's deferred calls still run
+                    }
+                    return null;
+                });
+                Context ctx = g.context();
+                List<Throwable> siblingSaw = new ArrayList<>();
+                g.go(() -> { // waits for the first task's place: it has ended
+                    siblingSaw.add(ctx.err());
+                    siblingSaw.add(Context.cause(ctx));
+                    return null;
+                });
+                assertThat(g.await()).as("round %d: await() after a task's Goexit", round).isNull();
+                assertThat(siblingSaw).as("round %d: the sibling's context's err and cause", round)
+                        .containsExactly(null, null);
+                assertThat(after.get()).isEqualTo(1);
+                assertThat(Context.cause(ctx)).as("round %d: cancelled by await alone", round).isSameAs(Context.CANCELED);
+            }
+            ErrGroup zero = new ErrGroup();
+            zero.go(() -> {
+                Go.goexit();
+                return null;
+            });
+            assertThat(zero.await()).as("a zero group after a Goexit").isNull();
+        });
+    }
+
     /** go() starts goroutines: from a platform thread it says so instead of failing obscurely. */
     @Test
     void goOutsideAGoroutineIsRefused() {

@@ -5,10 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.gosched.runtime.Chan;
+import io.gosched.runtime.Go;
+import io.gosched.runtime.GoTesting;
+import io.gosched.runtime.PanicNilException;
 import io.gosched.runtime.GoTesting.Mode;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.WeakReference;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -214,6 +219,60 @@ class OnceFuncTest {
         });
         assertThat(calls.get()).as("one call per wrapper (%s)", mode).isEqualTo(20);
         assertThat(wrong.get()).as("callers that saw another result (%s)", mode).isZero();
+    }
+
+    /**
+     * Go 1.21+: when f ends by runtime.Goexit, OnceFunc's deferred recover() gets nil and the
+     * wrapper re-panics with it, so every call, the first one's included, panics with a
+     * runtime.PanicNilError; f still runs once. Nobody's goroutine ends silently: a caller that
+     * came second must not Goexit for f. Callers race on 2 Ps; onceFunc and onceValue alternate.
+     */
+    @Test
+    void onceFuncWhoseFunctionGoexitsPanicsInEveryCaller() throws Exception {
+        int callers = 4;
+        GoTesting.runGo(2, () -> {
+            for (int round = 0; round < 200 * GoTesting.STRESS; round++) {
+                AtomicInteger calls = new AtomicInteger();
+                Runnable f;
+                if (round % 2 == 0) {
+                    f = Once.onceFunc(() -> {
+                        calls.incrementAndGet();
+                        Go.goexit();
+                    });
+                } else {
+                    Supplier<Object> v = Once.onceValue(() -> {
+                        calls.incrementAndGet();
+                        Go.goexit();
+                        return "unreachable";
+                    });
+                    f = v::get;
+                }
+                Chan<String> outcomes = Chan.make(callers);
+                for (int i = 0; i < callers; i++) {
+                    Go.go(() -> {
+                        String outcome = "returned";
+                        try {
+                            f.run();
+                        } catch (PanicNilException e) {
+                            outcome = "PanicNilException";
+                        } catch (Go.Goexit e) {
+                            outcome = "Goexit";
+                        } catch (Throwable t) {
+                            outcome = t.toString();
+                        } finally {
+                            outcomes.send(outcome);
+                        }
+                    });
+                }
+                List<String> got = new ArrayList<>();
+                for (int i = 0; i < callers; i++) {
+                    got.add(outcomes.recv());
+                }
+                assertThat(got).as("round %d: what each caller got", round)
+                        .containsOnly("PanicNilException");
+                assertThat(calls.get()).as("round %d: f's runs", round).isEqualTo(1);
+            }
+        });
     }
 
     /** Go's testing.AllocsPerRun, in bytes: one warm-up call, then the heap bytes of n calls. */

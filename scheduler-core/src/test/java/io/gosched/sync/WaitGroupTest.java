@@ -7,8 +7,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.Go;
+import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoTesting;
 import io.gosched.runtime.GoTesting.Mode;
+import io.gosched.runtime.SchedulerConfig;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -108,6 +111,44 @@ class WaitGroupTest {
         });
         t.join(10_000);
         assertThat(released.get()).isEqualTo(4);
+    }
+
+    /**
+     * Go 1.25's WaitGroup.Go is {@code defer wg.Done(); f()}: the group is done even when f
+     * panics. Where the runtime goes on after an uncaught exception (a handler, or
+     * PanicPolicy.LOG), await() must return, and the handler still sees each exception. Half the
+     * goroutines throw, on 2 Ps, repeated. (Under the default CRASH the runtime stops first:
+     * PanicTest.waitGroupGoReraisesTheException.)
+     */
+    @Test
+    void waitGroupGoIsDoneWhenFThrowsAndTheRuntimeGoesOn() throws Exception {
+        ConcurrentLinkedQueue<Throwable> uncaught = new ConcurrentLinkedQueue<>();
+        int rounds = 100 * STRESS;
+        int perRound = 8;
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder()
+                .gomaxprocs(2).randomizeScheduling(true).onUncaughtException((thread, t) -> uncaught.add(t)).build())) {
+            rt.run(() -> {
+                for (int round = 0; round < rounds; round++) {
+                    WaitGroup wg = new WaitGroup();
+                    AtomicInteger ran = new AtomicInteger();
+                    for (int i = 0; i < perRound; i++) {
+                        boolean fail = i % 2 == 0;
+                        wg.go(() -> {
+                            ran.incrementAndGet();
+                            if (fail) {
+                                throw new IllegalStateException("f failed");
+                            }
+                        });
+                    }
+                    wg.await();
+                    assertThat(ran.get()).isEqualTo(perRound);
+                    assertThat(wg.count()).isZero();
+                }
+                return null;
+            });
+            GoTesting.await("the handler saw every exception", () -> uncaught.size() == rounds * perRound / 2);
+        }
+        assertThat(uncaught).allMatch(t -> t instanceof IllegalStateException && "f failed".equals(t.getMessage()));
     }
 
     /** Go 1.25 WaitGroup.Go: add, run, done. */

@@ -12,6 +12,7 @@ import io.gosched.runtime.Chan;
 import io.gosched.runtime.DeadlockException;
 import io.gosched.runtime.Go;
 import io.gosched.runtime.GoRuntime;
+import io.gosched.runtime.GoTesting;
 import io.gosched.runtime.Received;
 import io.gosched.runtime.SchedulerConfig;
 import io.gosched.runtime.Select;
@@ -720,6 +721,45 @@ class SynctestTest {
         });
         assertEquals(Context.DEADLINE_EXCEEDED, err.get());
         assertEquals(START.plus(Duration.ofHours(1)), at.get());
+    }
+
+    /**
+     * Go counts the goroutine running a bubble timer's function as a running member, so
+     * synctest.Wait cannot return while the driver is still inside a timer function that goes
+     * on to start a goroutine: here a deadline's cancel, which closes done (readying the root)
+     * and only then starts the Context.afterFunc goroutine. After the root's await, that
+     * goroutine must have existed and run to its end. Both shapes: the root woken by done
+     * itself, and by a sleep due at the same instant; on 2 Ps, repeated.
+     */
+    @Test
+    void synctestAwaitWaitsForTheGoroutineATimerFunctionStarts() throws Exception {
+        AtomicInteger missed = new AtomicInteger();
+        AtomicInteger rounds = new AtomicInteger();
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            rt.run(() -> {
+                for (int round = 0; round < 2_000 * GoTesting.STRESS; round++) {
+                    boolean wokenByDone = round % 2 == 0;
+                    Synctest.test(() -> {
+                        CancelContext ctx = Context.withTimeout(Context.background(), Duration.ofSeconds(1));
+                        AtomicBoolean ran = new AtomicBoolean();
+                        Context.afterFunc(ctx, () -> ran.set(true));
+                        if (wokenByDone) {
+                            ctx.done().recv();
+                        } else {
+                            Go.sleep(Duration.ofSeconds(1));
+                        }
+                        Synctest.await();
+                        rounds.incrementAndGet();
+                        if (!ran.get()) {
+                            missed.incrementAndGet();
+                        }
+                    });
+                }
+                return null;
+            });
+        }
+        assertThat(rounds.get()).isEqualTo(2_000 * GoTesting.STRESS);
+        assertThat(missed.get()).as("rounds in which await() returned before the afterFunc goroutine ran").isZero();
     }
 
     /** A select between a result and a timeout, the common shape: the timeout wins when nothing comes. */

@@ -67,7 +67,7 @@ class SmallHeapFloodIT {
         int port = freePort();
         base = "http://127.0.0.1:" + port;
         service = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                // The options given here, so the jar does not relaunch itself (the test's kill would miss the child).
+                // The options given here, so the jar does not re-execute itself with them (a second JVM start-up).
                 io.gosched.runtime.SafeJvm.OPTIONS.get(0), io.gosched.runtime.SafeJvm.OPTIONS.get(1),
                 "-Xmx256m", "-XX:+ExitOnOutOfMemoryError", "-Xlog:gc:file=" + dir.resolve("gc.log"),
                 "-jar", jar, "--server.port=" + port, "--server.address=127.0.0.1",

@@ -54,9 +54,12 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     private NatsChannelDirectory(ClusterConnection conn, ClusterNodes nodes) throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
         this.nodes = nodes;
-        Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.CHANNELS_BUCKET)
+        Provisioning.retrying(conn.properties().connectTimeout(), "setting up the channel directory", () -> {
+            Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.CHANNELS_BUCKET)
                 .description("gosched named channels: name -> home node").maxHistoryPerKey(1).storageType(StorageType.File)
                 .replicas(conn.properties().replicas()).maxBucketSize(64L << 20).maximumValueSize(4096).build());
+            return null;
+        });
         this.kv = conn.keyValue(ClusterLayout.CHANNELS_BUCKET);
         this.indexFeed = watch(indexLoaded);
         // The watch is an ephemeral consumer: a NATS server that restarted has forgotten it, and

@@ -137,10 +137,17 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     public static NatsJobQueue start(ClusterConnection conn, ClusterMetrics metrics, Clock clock) {
         NatsJobQueue q = new NatsJobQueue(conn, metrics, clock);
         try {
-            q.provision();
+            Provisioning.retrying(conn.properties().connectTimeout(), "setting up the job queue", () -> {
+                q.provision();
+                return null;
+            });
         } catch (IOException | JetStreamApiException e) {
             q.close();
             throw new IllegalStateException("cluster mode: cannot set up the job queue on NATS: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            q.close();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("cluster mode: interrupted while setting up the job queue on NATS", e);
         }
         q.startWorkers();
         return q;
@@ -148,6 +155,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
 
     private void provision() throws IOException, JetStreamApiException {
         var jsm = conn.management();
+        pullOrder.clear(); // a try again starts from the top
         // The window covers a publish retried after its answer was lost, and a delayed ticket the
         // pump published again after a crash before its ack (redelivered after the ack wait).
         Duration window = max(Duration.ofMinutes(2), props.ackWait().multipliedBy(2));

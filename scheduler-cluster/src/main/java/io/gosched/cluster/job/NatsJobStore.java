@@ -78,16 +78,22 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
         this.conn = conn;
         ClusterProperties p = conn.properties();
         long maxValue = conn.nats().getServerInfo().getMaxPayload();
-        Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.JOBS_BUCKET)
+        Provisioning.retrying(conn.properties().connectTimeout(), "setting up the job records", () -> {
+            Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.JOBS_BUCKET)
                 .description("gosched job records (JSON), written by compare-and-set")
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas())
                 .maxBucketSize(p.maxStoreBytes().toBytes()).maximumValueSize((int) Math.min(Integer.MAX_VALUE, maxValue))
                 .build());
-        Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.IDEM_BUCKET)
+            return null;
+        });
+        Provisioning.retrying(conn.properties().connectTimeout(), "setting up the job records", () -> {
+            Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.IDEM_BUCKET)
                 .description("gosched Idempotency-Keys: sha256(key) -> job id and body hash")
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas())
                 .maxBucketSize(Math.max(1 << 20, p.maxStoreBytes().toBytes() / 8)).maximumValueSize(1024)
                 .build());
+            return null;
+        });
         this.jobs = conn.keyValue(ClusterLayout.JOBS_BUCKET);
         this.idem = conn.keyValue(ClusterLayout.IDEM_BUCKET);
         this.indexFeed = jobs.watchAll(new IndexFeed());

@@ -4,10 +4,13 @@ import java.nio.file.Path;
 
 import io.gosched.cluster.testing.NatsContainer;
 import io.gosched.cluster.testing.NatsFixture;
-import org.testcontainers.junit.jupiter.Testcontainers;
+import io.gosched.cluster.testing.RequiresDocker;
 
-/** {@link ChannelForwardingContract} against the official NATS image; skipped where there is no Docker. */
-@Testcontainers(disabledWithoutDocker = true)
+/**
+ * {@link ChannelForwardingContract} against NATS in a container ({@link NatsContainer}): skipped where no Docker engine
+ * answers, failed there in CI ({@link RequiresDocker}).
+ */
+@RequiresDocker
 class ChannelForwardingContainerTest extends ChannelForwardingContract {
 
     @Override

@@ -27,6 +27,21 @@ public final class NatsCluster implements NatsFixture {
 
     /** Starts {@code size} routed servers with stores under {@code dir}; skips the test without the binary. */
     public static NatsCluster start(Path dir, int size) {
+        NatsCluster c = startForming(dir, size);
+        try {
+            c.awaitJetStream(Duration.ofSeconds(30));
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    /**
+     * Starts the servers and returns at once, before they have routes or a JetStream meta
+     * leader: what nodes that start beside a fresh cluster meet.
+     */
+    public static NatsCluster startForming(Path dir, int size) {
         NatsServer.assumeInstalled();
         List<Integer> routePorts = new ArrayList<>();
         for (int i = 0; i < size; i++) {
@@ -41,9 +56,7 @@ public final class NatsCluster implements NatsFixture {
                 started.add(NatsServer.start(dir.resolve("n" + (i + 1)), "n" + (i + 1), List.of("--cluster_name", "gosched",
                         "--cluster", "nats://127.0.0.1:" + routePorts.get(i), "--routes", routes)));
             }
-            NatsCluster c = new NatsCluster(started);
-            c.awaitJetStream(Duration.ofSeconds(30));
-            return c;
+            return new NatsCluster(started);
         } catch (RuntimeException e) {
             started.forEach(NatsServer::close);
             throw e;

@@ -3,25 +3,29 @@ package io.gosched.cluster.testing;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.PortBinding;
+import com.github.dockerjava.api.model.Ports;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * The official NATS image, the same version as Debian's package, with JetStream on and its store
- * bound to a directory the test owns. A restart is a new container on the same store, so it keeps
- * the messages but gets a new mapped port ({@link #restartKeepsUrl()} is false): tests that need
- * clients to reconnect by themselves run against {@link NatsServer} only.
+ * NATS in a container ({@link Images#nats()}: the official image of the version Debian's package
+ * runs, or a local build of that package), JetStream on, its store bound to a directory the test
+ * owns. A restart is a new container on the same store and the same host port, so it keeps the
+ * messages and the URL, and clients reconnect by themselves.
  *
- * <p>Used by the {@code @Testcontainers(disabledWithoutDocker = true)} variants of the cluster
- * tests, which skip where there is no Docker engine.
+ * <p>Used by the {@link RequiresDocker} variants of the cluster tests.
  */
 public final class NatsContainer implements NatsFixture {
 
-    public static final DockerImageName IMAGE = DockerImageName.parse("nats:2.9.10");
+    public static final DockerImageName IMAGE = Images.nats();
 
     private final Path dir;
     private GenericContainer<?> container;
+    /** The host port of the first start: a restart binds the same one (null before the first start). */
+    private Integer hostPort;
 
     private NatsContainer(Path dir) {
         this.dir = dir;
@@ -35,12 +39,20 @@ public final class NatsContainer implements NatsFixture {
 
     @SuppressWarnings("resource") // closed in close()
     private void launch() {
-        container = new GenericContainer<>(IMAGE)
+        GenericContainer<?> c = new GenericContainer<>(IMAGE)
                 .withCommand("-js", "-sd", "/data")
                 .withExposedPorts(4222)
                 .withFileSystemBind(dir.toAbsolutePath().toString(), "/data")
                 .waitingFor(Wait.forLogMessage(".*Server is ready.*", 1).withStartupTimeout(Duration.ofMinutes(2)));
-        container.start();
+        if (hostPort != null) {
+            // Testcontainers applies this after its own random binding, so the old port wins.
+            int port = hostPort;
+            c.withCreateContainerCmdModifier(cmd -> cmd.getHostConfig()
+                    .withPortBindings(new PortBinding(Ports.Binding.bindPort(port), ExposedPort.tcp(4222))));
+        }
+        c.start();
+        container = c;
+        hostPort = c.getMappedPort(4222);
     }
 
     @Override
@@ -61,7 +73,7 @@ public final class NatsContainer implements NatsFixture {
 
     @Override
     public boolean restartKeepsUrl() {
-        return false;
+        return true;
     }
 
     @Override

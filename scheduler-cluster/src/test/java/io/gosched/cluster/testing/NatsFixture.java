@@ -2,7 +2,7 @@ package io.gosched.cluster.testing;
 
 /**
  * A NATS server with JetStream that a test started and will stop: Debian's binary as a child
- * process ({@link NatsServer}, {@link NatsCluster}) or the official image ({@link NatsContainer}).
+ * process ({@link NatsServer}, {@link NatsCluster}) or a container ({@link NatsContainer}).
  * Its store lives in a directory the test owns, so a killed server restarts with its messages.
  */
 public interface NatsFixture extends AutoCloseable {

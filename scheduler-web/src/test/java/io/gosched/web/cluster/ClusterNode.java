@@ -64,7 +64,7 @@ final class ClusterNode implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx512m");
-        cmd.addAll(io.gosched.runtime.SafeJvm.OPTIONS); // else the application relaunches itself, and SIGKILL would miss the child
+        cmd.addAll(io.gosched.runtime.SafeJvm.OPTIONS); // else the application re-executes itself with them: a second JVM start-up
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (a.startsWith("--add-") || a.startsWith("--enable-")) {
                 cmd.add(a);

@@ -47,7 +47,7 @@ public final class ServiceNode implements AutoCloseable {
                     "--gosched.cluster.nats.url=" + natsUrl, "--gosched.cluster.node-id=" + id,
                     "--gosched.cluster.heartbeat=1s", "--gosched.cluster.forward-margin=1s",
                     "--gosched.cluster.connect-timeout=20s", "--spring.main.banner-mode=off"));
-            cmd.addAll(1, io.gosched.runtime.SafeJvm.OPTIONS); // else the application relaunches itself, and SIGKILL would miss the child
+            cmd.addAll(1, io.gosched.runtime.SafeJvm.OPTIONS); // else the application re-executes itself with them: a second JVM start-up
             cmd.addAll(List.of(extra));
             Path log = dir.resolve(id + ".log");
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
