@@ -4,18 +4,20 @@
 # the same noise of a shared machine (EmbeddedJobsCompare). Reports completions/s, submissions/s
 # and process CPU per job of each, and the ratios to the earlier revision.
 #
-#   ./bench/embedded-jobs.sh                   # against 6148b73, the in-memory JobService before the one engine
+#   ./bench/embedded-jobs.sh                   # against HEAD (the last commit)
 #   ./bench/embedded-jobs.sh REV --runs 100000 --rounds 7 --warmup 2 --how flood,paced --jobs one-step,eight-step
 #
-# Builds both (offline Maven, test-compile of scheduler-api and scheduler-core only; the earlier
-# revision in a temporary directory from `git archive`, with this tree's harness copied in).
+# Builds both (offline Maven, test-compile of scheduler-service and scheduler-core only; the earlier
+# revision in a temporary directory from `git archive`, with this tree's harness copied in). The
+# harness is written against scheduler-service, so REV must have that module (from the restructure
+# of issue 44 on; for earlier figures see bench/results/NOTES.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 export PATH="$JAVA_HOME/bin:$PATH"
 
-rev=6148b73
+rev=HEAD
 runs=100000
 rounds=7
 warmup=2
@@ -37,11 +39,11 @@ done
 work=$(mktemp -d /tmp/gosched-embedded-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-harness=scheduler-api/src/test/java/io/gosched/api/job/EmbeddedJobsHarness.java
+harness=scheduler-service/src/test/java/io/gosched/service/job/EmbeddedJobsHarness.java
 build() { # $1: the tree, $2: where its dependency classpath goes
-  (cd "$1" && ./mvnw -o -B -ntp -q test-compile dependency:build-classpath -pl scheduler-api -am \
+  (cd "$1" && ./mvnw -o -B -ntp -q test-compile dependency:build-classpath -pl scheduler-service -am \
       -Dmdep.outputFile="$2" -Dmdep.includeScope=test >"$2.log" 2>&1) || { cat "$2.log" >&2; echo "build of $1 failed" >&2; exit 1; }
-  echo "$1/scheduler-api/target/test-classes:$1/scheduler-api/target/classes:$1/scheduler-core/target/classes:$(tr ':' '\n' < "$2" | grep -v '/target/' | paste -sd:)"
+  echo "$1/scheduler-service/target/test-classes:$1/scheduler-service/target/classes:$1/scheduler-core/target/classes:$(tr ':' '\n' < "$2" | grep -v '/target/' | paste -sd:)"
 }
 
 mkdir "$work/before"
@@ -53,5 +55,5 @@ after=$(build "$PWD" "$work/after.deps")
 
 java -Xmx3g -XX:+UseParallelGC --add-exports java.base/jdk.internal.vm=ALL-UNNAMED -XX:+UnlockDiagnosticVMOptions \
   -XX:DisableIntrinsic=_currentThread -Druns="$runs" -Drounds="$rounds" -Dwarmup="$warmup" -Dhow="$how" -Djobs="$jobs" \
-  -cp "$PWD/scheduler-api/target/test-classes" io.gosched.api.job.EmbeddedJobsCompare "before=$before" "after=$after" 2>&1 \
+  -cp "$PWD/scheduler-service/target/test-classes" io.gosched.service.job.EmbeddedJobsCompare "before=$before" "after=$after" 2>&1 \
   | grep -v '^WARNING'

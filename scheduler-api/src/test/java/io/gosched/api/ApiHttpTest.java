@@ -6,12 +6,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-import io.gosched.api.job.JobState;
+import io.gosched.service.job.JobState;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.runtime.GoRuntime;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
-import reactor.test.StepVerifier;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;

@@ -1,6 +1,9 @@
 package io.gosched.api;
 
+import io.gosched.service.ServiceProperties;
+
 import io.gosched.runtime.GoRuntime;
+import io.gosched.service.config.GoschedServiceAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -14,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConfigurationBindingTest {
 
     final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GoschedApiAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(GoschedServiceAutoConfiguration.class, GoschedApiAutoConfiguration.class,
                     org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration.class));
 
     @ParameterizedTest
@@ -41,13 +44,13 @@ class ConfigurationBindingTest {
     void defaultsStartAndBindEveryLimit() {
         runner.withPropertyValues("gosched.runtime.gomaxprocs=1").run(ctx -> {
             assertThat(ctx).hasNotFailed();
-            ApiProperties p = ctx.getBean(ApiProperties.class);
+            ServiceProperties p = ctx.getBean(ServiceProperties.class);
             assertThat(p.limits().maxDepth()).isEqualTo(8);
             assertThat(p.admission().maxQueuedJobs()).isEqualTo(10_000);
-            assertThat(p.authEnabled()).isFalse();
+            assertThat(ctx.getBean(ApiProperties.class).authEnabled()).isFalse();
             assertThat(p.limits().maxRetainedBytes()).as("unset: a fraction of the heap").isNull();
-            assertThat(ctx.getBean(io.gosched.api.budget.ServiceBudget.class).memory().max())
-                    .isEqualTo((long) (Runtime.getRuntime().maxMemory() * io.gosched.api.budget.MemoryBudget.DEFAULT_HEAP_FRACTION));
+            assertThat(ctx.getBean(io.gosched.service.budget.ServiceBudget.class).memory().max())
+                    .isEqualTo((long) (Runtime.getRuntime().maxMemory() * io.gosched.service.budget.MemoryBudget.DEFAULT_HEAP_FRACTION));
             assertThat(ctx.getBean(GoRuntime.class).gomaxprocs()).isEqualTo(1);
         });
     }

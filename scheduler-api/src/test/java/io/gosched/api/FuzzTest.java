@@ -18,12 +18,12 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 
 import io.gosched.api.testapp.TestApplication;
-import io.gosched.api.testapp.TestProperties;
-import io.gosched.api.workload.InvalidWorkloadException;
-import io.gosched.api.workload.JsonInput;
-import io.gosched.api.workload.Violation;
-import io.gosched.api.workload.WorkloadParser;
-import io.gosched.api.workload.WorkloadTemplates;
+import io.gosched.service.testing.TestProperties;
+import io.gosched.service.error.InvalidRequestException;
+import io.gosched.service.workload.JsonInput;
+import io.gosched.service.error.Violation;
+import io.gosched.service.workload.WorkloadParser;
+import io.gosched.service.workload.WorkloadTemplates;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -69,7 +69,7 @@ class FuzzTest {
     static final JsonMapper DEEP_WRITER = JsonMapper.builder(JsonFactory.builder()
             .streamWriteConstraints(StreamWriteConstraints.builder().maxNestingDepth(100_000).build()).build()).build();
     static final JsonNodeFactory F = JsonNodeFactory.instance;
-    static final WorkloadParser PARSER = new WorkloadParser(TestProperties.api(Map.of()).limits());
+    static final WorkloadParser PARSER = new WorkloadParser(TestProperties.service(Map.of()).limits());
     static final WorkloadTemplates TEMPLATES = new WorkloadTemplates();
     static final List<String> KEYS = List.of("op", "us", "ms", "count", "steps", "times", "channel", "value", "cases", "default",
             "recv", "send", "channels", "name", "capacity", "workload", "template", "params", "timeoutMs", "priority",
@@ -216,7 +216,7 @@ class FuzzTest {
         try {
             PARSER.parse(body, "");
             count("parser workload");
-        } catch (InvalidWorkloadException e) {
+        } catch (InvalidRequestException e) {
             assertViolations(e.violations());
             count("parser violations");
         }

@@ -6,7 +6,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.spi.JobTicket;
 
 /**
  * Every name gosched uses on NATS, in one place (docs/cluster.md, "Layout"):

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -202,11 +203,15 @@ public final class ClusterNodes implements AutoCloseable {
         return info(node).map(i -> i.incarnation().equals(incarnation)).orElse(false);
     }
 
-    /** Every running node. */
+    /**
+     * Every running node, each once. The bucket's key listing reads an ordered consumer while
+     * heartbeats rewrite the entries, and a key rewritten during the read can come back twice
+     * (as nats.go's Keys() did before its fix, nats-io/nats.go#1884), so the keys go through a set.
+     */
     public List<NodeInfo> list() {
         List<NodeInfo> out = new ArrayList<>();
         try {
-            for (String k : kv.keys()) {
+            for (String k : new LinkedHashSet<>(kv.keys())) {
                 if (!k.equals(ClusterLayout.LEADER_KEY)) {
                     info(k).ifPresent(out::add);
                 }

@@ -2,10 +2,11 @@ package io.gosched.cluster;
 
 import java.time.Clock;
 
-import io.gosched.api.ApiProperties;
-import io.gosched.api.job.spi.JobNode;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.job.spi.JobNode;
 import io.gosched.cluster.channel.ClusterChannelConfiguration;
 import io.gosched.cluster.channel.NatsChannelDirectory;
+import io.gosched.cluster.channel.NatsChannelForwarder;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,13 +33,13 @@ import org.springframework.util.StringUtils;
  * Cluster mode: active only when {@code gosched.cluster.nats.url} is set; without it nothing of
  * this module runs, connects or registers, and the service is the embedded single node.
  *
- * <p>Provides the NATS implementations of the job queue, job store and channel directory ports,
+ * <p>Provides the NATS implementations of the job queue, job store, channel directory and channel forwarder ports,
  * the node's heartbeat, the cluster meters and, where Boot's health support is present, the
  * health component {@code nats}. Every meter of the application gets the tag {@code node}
  * through {@link ClusterEnvironment}.
- * Runs before the API's auto-configuration so that its in-memory defaults back off.
+ * Runs before the service's auto-configuration so that its in-memory defaults back off.
  */
-@AutoConfiguration(beforeName = "io.gosched.api.GoschedApiAutoConfiguration")
+@AutoConfiguration(beforeName = "io.gosched.service.config.GoschedServiceAutoConfiguration")
 @Conditional(GoschedClusterAutoConfiguration.OnNatsUrl.class)
 @EnableConfigurationProperties(ClusterProperties.class)
 @Import(ClusterChannelConfiguration.class)
@@ -61,9 +62,9 @@ public class GoschedClusterAutoConfiguration {
     static final int RECORD_OVERHEAD = 8 * 1024;
 
     @Bean(destroyMethod = "close")
-    public ClusterConnection goschedClusterConnection(ClusterProperties properties, ObjectProvider<ApiProperties> api) {
+    public ClusterConnection goschedClusterConnection(ClusterProperties properties, ObjectProvider<ServiceProperties> api) {
         ClusterConnection c = ClusterConnection.connect(properties);
-        ApiProperties a = api.getIfAvailable();
+        ServiceProperties a = api.getIfAvailable();
         long maxPayload = c.nats().getServerInfo().getMaxPayload();
         if (a != null && a.limits().maxBodyBytes() + RECORD_OVERHEAD > maxPayload) {
             c.close();
@@ -100,6 +101,12 @@ public class GoschedClusterAutoConfiguration {
     @Bean(destroyMethod = "close")
     public NatsChannelDirectory goschedChannelDirectory(ClusterConnection conn, ClusterNodes nodes) {
         return NatsChannelDirectory.start(conn, nodes);
+    }
+
+    /** Closed before the directory (it depends on it): its forwarded calls are answered before the index stops. */
+    @Bean(destroyMethod = "close")
+    public NatsChannelForwarder goschedChannelForwarder(ClusterConnection conn, NatsChannelDirectory directory) {
+        return new NatsChannelForwarder(conn, directory);
     }
 
     /** This node as the job service sees it: its id, and whether it leads (runs retention). */

@@ -3,7 +3,7 @@ package io.gosched.cluster;
 import java.nio.file.Path;
 import java.time.Duration;
 
-import io.gosched.api.GoschedApiAutoConfiguration;
+import io.gosched.service.config.GoschedServiceAutoConfiguration;
 import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
@@ -16,7 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ClusterAutoConfigurationTest {
 
-    final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(GoschedClusterAutoConfiguration.class, GoschedApiAutoConfiguration.class,
+    final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(GoschedClusterAutoConfiguration.class, GoschedServiceAutoConfiguration.class,
                     org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration.class))
             .withPropertyValues("gosched.runtime.gomaxprocs=1");
 

@@ -1,8 +1,11 @@
 package io.gosched.cluster;
 
 import io.gosched.testing.Await;
+import io.nats.client.KeyValue;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +33,39 @@ abstract class ClusterNodesContract extends NatsTestBase {
                 .as("a survivor leads within a few node TTLs").isTrue();
         assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> !rest.getFirst().isAlive(leader.self().node(), leader.self().incarnation())))
                 .as("the dead node counts as gone").isTrue();
+    }
+
+    /**
+     * The bucket's key listing races the heartbeats that rewrite its entries: a key rewritten
+     * while the listing reads came back twice, and a node was listed twice. Here an entry is
+     * rewritten without pause while the list is read.
+     */
+    @Test
+    void theListNamesEachNodeOnceWhileItsEntriesAreRewritten() throws Exception {
+        ClusterNodes a = start("a");
+        KeyValue kv = nodes.connect("w").keyValue(ClusterLayout.NODES_BUCKET);
+        byte[] entry = "{\"node\":\"w\",\"incarnation\":\"w-1\",\"startedAt\":\"2026-01-01T00:00:00Z\"}"
+                .getBytes(StandardCharsets.UTF_8);
+        kv.put("w", entry);
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread rewriter = Thread.ofPlatform().name("rewriter").start(() -> {
+            while (!stop.get()) {
+                try {
+                    kv.put("w", entry); // as a heartbeat does, without the pause
+                } catch (Exception e) {
+                    return; // the connection closed
+                }
+            }
+        });
+        try {
+            for (int i = 0; i < 300; i++) {
+                assertThat(a.list()).extracting(ClusterNodes.NodeInfo::node).as("listing %d", i)
+                        .containsExactlyInAnyOrder("a", "w");
+            }
+        } finally {
+            stop.set(true);
+            rewriter.join();
+        }
     }
 
     @Test

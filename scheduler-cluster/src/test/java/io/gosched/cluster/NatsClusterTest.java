@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
-import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobRecord;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.spi.JobLease;
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;

@@ -1,9 +1,11 @@
 package io.gosched.web;
 
+import io.gosched.service.ServiceProperties;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.api.ApiProperties;
-import io.gosched.api.scheduler.RuntimeProperties;
+import io.gosched.service.runtime.RuntimeProperties;
 import io.gosched.api.security.ApiSecurityProperties;
 import io.gosched.cluster.ClusterProperties;
 import io.gosched.web.telemetry.TelemetryProperties;
@@ -30,7 +32,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 class ConfigurationMetadataTest {
 
-    private static final List<Class<?>> PROPERTIES = List.of(ApiProperties.class, ApiSecurityProperties.class,
+    private static final List<Class<?>> PROPERTIES = List.of(ApiProperties.class, ServiceProperties.class, ApiSecurityProperties.class,
             RuntimeProperties.class, ClusterProperties.class, TelemetryProperties.class, FlightProperties.class);
 
     @Test

@@ -1,5 +1,11 @@
 package io.gosched.api.budget;
 
+import io.gosched.service.budget.ServiceBudget;
+
+import io.gosched.service.budget.OpenLimit;
+
+import io.gosched.service.budget.MemoryBudget;
+
 import java.util.Map;
 
 import io.swagger.v3.oas.annotations.Operation;

@@ -1,11 +1,14 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.channel.ChannelService;
+
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
 import io.gosched.api.error.ApiProblem;
-import io.gosched.api.workload.JsonInput;
+import io.gosched.service.channel.ChannelName;
+import io.gosched.service.channel.ChannelView;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
@@ -36,19 +39,20 @@ class ChannelController {
 
     /** Body of POST /api/v1/channels. */
     record CreateChannel(
-            @NotNull @Pattern(regexp = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}") String name,
-            @Min(0) @Max(Integer.MAX_VALUE) Integer capacity) {
+            @NotNull @Pattern(regexp = ChannelName.REGEXP) String name,
+            @Min(0) @Max(Integer.MAX_VALUE) @ChannelConstraints.Capacity Integer capacity) {
 
         int capacityOrZero() {
             return capacity == null ? 0 : capacity;
         }
     }
 
-    /** Body of a send: any JSON value (null included) and how long to wait. Checked by hand: the hot path skips Bean Validation. */
-    record SendRequest(JsonNode value, Long timeoutMs) {}
+    /** Body of a send: any JSON value (a JSON null is one: Jackson reads it as a null node, so only an absent value is null here) and how long to wait. */
+    record SendRequest(@NotNull(message = "is required (any JSON value, null included)") JsonNode value,
+            @ChannelConstraints.Timeout Long timeoutMs) {}
 
     /** Body of a receive (optional): how long to wait. */
-    record RecvRequest(Long timeoutMs) {}
+    record RecvRequest(@ChannelConstraints.Timeout Long timeoutMs) {}
 
     private final ChannelService channels;
 
@@ -63,10 +67,7 @@ class ChannelController {
     @ApiResponse(responseCode = "429", description = "As many channels exist as gosched.api.channels.max-channels allows (overloaded), "
             + "or the memory budget has no room for its slots (memory-budget); Retry-After says when to try again")
     @ApiResponse(responseCode = "503", description = "Cluster mode: NATS cannot be reached (backend-unavailable, with Retry-After); nothing was made")
-    Mono<ResponseEntity<ChannelService.ChannelView>> create(@Valid @RequestBody CreateChannel body) {
-        if (body.capacityOrZero() > channels.maxCapacity()) {
-            throw ApiProblem.invalid("/capacity", "must be between 0 and " + channels.maxCapacity() + ", was " + body.capacity());
-        }
+    Mono<ResponseEntity<ChannelView>> create(@Valid @RequestBody CreateChannel body) {
         return channels.open(body.name(), body.capacityOrZero())
                 .map(v -> ResponseEntity.created(URI.create("/api/v1/channels/" + v.name())).body(v));
     }
@@ -75,7 +76,7 @@ class ChannelController {
     @Operation(operationId = "listChannels", summary = "List channels with len, cap, closed and waiting senders and receivers; in cluster mode every node's, each with its home node")
     @ApiResponse(responseCode = "200", description = "Every channel", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "A query parameter: this operation takes none (invalid-request)")
-    Mono<List<ChannelService.ChannelView>> list(@io.swagger.v3.oas.annotations.Parameter(hidden = true)
+    Mono<List<ChannelView>> list(@io.swagger.v3.oas.annotations.Parameter(hidden = true)
             org.springframework.web.server.ServerWebExchange exchange) {
         io.gosched.api.error.QueryParameters.only(exchange, List.of());
         return channels.listAll();
@@ -85,7 +86,7 @@ class ChannelController {
     @Operation(operationId = "getChannel", summary = "One channel's state")
     @ApiResponse(responseCode = "200", description = "The channel's state", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "410", description = "Cluster mode: the channel's home node is gone (channel-lost)")
-    Mono<ChannelService.ChannelView> get(@PathVariable String name) {
+    Mono<ChannelView> get(@PathVariable String name) {
         return channels.describe(checked(name));
     }
 
@@ -98,11 +99,8 @@ class ChannelController {
             + "gosched.api.admission.max-pending-channel-calls calls are open (too-many-open); Retry-After says when to try again")
     @ApiResponse(responseCode = "410", description = "Cluster mode: the channel's home node is gone; the value may or may not have been delivered (channel-lost)")
     @ApiResponse(responseCode = "503", description = "Cluster mode: NATS or the home node cannot be reached; for a send the outcome is unknown, never 'not sent'")
-    Mono<ChannelService.SendResult> send(@PathVariable String name, @RequestBody SendRequest body) {
-        if (body.value() == null) {
-            throw ApiProblem.invalid("/value", "is required (any JSON value, null included)");
-        }
-        return channels.send(checked(name), body.value(), timeout(body.timeoutMs(), "/timeoutMs"));
+    Mono<ChannelService.SendResult> send(@PathVariable String name, @Valid @RequestBody SendRequest body) {
+        return channels.send(checked(name), body.value(), timeout(body.timeoutMs()));
     }
 
     @PostMapping("/{name}/recv")
@@ -111,15 +109,15 @@ class ChannelController {
             useReturnTypeSchema = true)
     @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-pending-channel-calls calls are open (too-many-open); "
             + "never for want of memory budget, since a receive frees it; Retry-After says when to try again")
-    Mono<ChannelService.RecvResult> recv(@PathVariable String name, @RequestBody(required = false) RecvRequest body) {
-        return channels.recv(checked(name), timeout(body == null ? null : body.timeoutMs(), "/timeoutMs"));
+    Mono<ChannelService.RecvResult> recv(@PathVariable String name, @Valid @RequestBody(required = false) RecvRequest body) {
+        return channels.recv(checked(name), timeout(body == null ? null : body.timeoutMs()));
     }
 
     @PostMapping("/{name}/close")
     @Operation(operationId = "closeChannel", summary = "Close the channel (409 if already closed)")
     @ApiResponse(responseCode = "200", description = "Closed: the channel's state", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Already closed (channel-closed)")
-    Mono<ChannelService.ChannelView> close(@PathVariable String name) {
+    Mono<ChannelView> close(@PathVariable String name) {
         return channels.closeChannel(checked(name));
     }
 
@@ -130,20 +128,14 @@ class ChannelController {
         return channels.remove(checked(name));
     }
 
-    private Duration timeout(Long ms, String pointer) {
-        long max = channels.limits().maxTimeoutMs();
-        if (ms == null) {
-            return Duration.ofMillis(channels.limits().defaultTimeoutMs());
-        }
-        if (ms < 0 || ms > max) {
-            throw ApiProblem.invalid(pointer, "must be between 0 and " + max + ", was " + ms);
-        }
-        return Duration.ofMillis(ms);
+    /** The wait a request asked for (its range checked by its constraint), or the default. */
+    private Duration timeout(Long ms) {
+        return Duration.ofMillis(ms == null ? channels.registry().limits().defaultTimeoutMs() : ms);
     }
 
     /** A name that cannot exist is simply not found (and never reaches a map or a log line unchecked). */
     private static String checked(String name) {
-        if (!JsonInput.NAME.matcher(name).matches()) {
+        if (!ChannelName.isValid(name)) {
             throw ApiProblem.notFound("channel", name.length() > 64 ? name.substring(0, 64) + "..." : name);
         }
         return name;

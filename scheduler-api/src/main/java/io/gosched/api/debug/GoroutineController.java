@@ -1,7 +1,7 @@
 package io.gosched.api.debug;
 
 import io.gosched.api.error.QueryParameters;
-import io.gosched.api.job.JobService;
+import io.gosched.service.job.JobService;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.GoroutineInfo;
 import io.swagger.v3.oas.annotations.Operation;

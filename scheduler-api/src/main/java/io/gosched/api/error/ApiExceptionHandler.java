@@ -1,13 +1,16 @@
 package io.gosched.api.error;
 
+
+import io.gosched.service.error.BackendUnavailableException;
+
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-import io.gosched.api.workload.InvalidWorkloadException;
-import io.gosched.api.workload.Violation;
+import io.gosched.service.error.ServiceException;
+import io.gosched.service.error.Violation;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import org.apache.commons.logging.Log;
@@ -52,9 +55,14 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
 
     private static final Log log = LogFactory.getLog(ApiExceptionHandler.class);
 
-    @ExceptionHandler(InvalidWorkloadException.class)
-    Mono<ResponseEntity<Object>> invalidWorkload(InvalidWorkloadException ex, ServerWebExchange exchange) {
-        return handleException(ApiProblem.invalid(ex.violations()), exchange);
+    /** The domain's one exception family, as its problem ({@link ApiProblem#of}). */
+    @ExceptionHandler(ServiceException.class)
+    Mono<ResponseEntity<Object>> service(ServiceException ex, ServerWebExchange exchange) {
+        if (ex instanceof BackendUnavailableException) {
+            log.warn("backend unavailable on " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath() + ": "
+                    + ex.getMessage());
+        }
+        return handleException(ApiProblem.of(ex), exchange);
     }
 
     @ExceptionHandler(DataBufferLimitException.class)
@@ -62,21 +70,6 @@ public class ApiExceptionHandler extends ResponseEntityExceptionHandler {
         return handleException(ApiProblem.payloadTooLarge(-1).with("limit", null), exchange);
     }
 
-    @ExceptionHandler(BackendUnavailableException.class)
-    Mono<ResponseEntity<Object>> backendUnavailable(BackendUnavailableException ex, ServerWebExchange exchange) {
-        log.warn("backend unavailable on " + exchange.getRequest().getMethod() + " " + exchange.getRequest().getPath() + ": " + ex.getMessage());
-        return handleException(ApiProblem.backendUnavailable(ex), exchange);
-    }
-
-    @ExceptionHandler(BackendFullException.class)
-    Mono<ResponseEntity<Object>> backendFull(BackendFullException ex, ServerWebExchange exchange) {
-        return handleException(ApiProblem.backendFull(ex), exchange);
-    }
-
-    @ExceptionHandler(io.gosched.api.channel.spi.ChannelException.class)
-    Mono<ResponseEntity<Object>> channel(io.gosched.api.channel.spi.ChannelException ex, ServerWebExchange exchange) {
-        return handleException(ApiProblem.channel(ex), exchange);
-    }
 
     /** Anything else is our bug: answer a bare 500 and log it, never echo the exception. */
     @ExceptionHandler(Exception.class)

@@ -1,11 +1,23 @@
 package io.gosched.api.error;
 
+
+
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import io.gosched.api.workload.Violation;
+
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.error.BackendUnavailableException;
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.GoneException;
+import io.gosched.service.error.InvalidRequestException;
+import io.gosched.service.error.NotFoundException;
+import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.ServiceException;
+import io.gosched.service.error.ShuttingDownException;
+import io.gosched.service.error.Violation;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -17,6 +29,9 @@ import org.springframework.web.ErrorResponseException;
  * with its own {@code type} URI, so clients switch on {@code type}, never on {@code detail}.
  * Field-level errors go into an {@code errors} array of {@code {pointer, detail}} objects,
  * where {@code pointer} is an RFC 6901 JSON pointer into the request body.
+ *
+ * <p>The domain's one exception family ({@link ServiceException}) becomes a problem here and
+ * nowhere else: {@link #of(ServiceException)}, one case per member of the sealed family.
  */
 public final class ApiProblem extends ErrorResponseException {
 
@@ -132,17 +147,24 @@ public final class ApiProblem extends ErrorResponseException {
     }
 
     /**
-     * A channel operation the directory or the channel's home refused: 404 unknown, 409 closed or
-     * already existing, 410 lost with its dead home node.
+     * The problem of a domain exception: its status and type by the member of the family it is
+     * (and its reason), its message as the detail, {@code Retry-After} where trying again makes
+     * sense, and its members as extension members after {@code retryAfterSeconds}.
      */
-    public static ApiProblem channel(io.gosched.api.channel.spi.ChannelException ex) {
-        ApiProblem p = switch (ex.kind()) {
-            case NOT_FOUND -> new ApiProblem(HttpStatus.NOT_FOUND, "not-found", "Not found", ex.getMessage());
-            case CLOSED -> new ApiProblem(HttpStatus.CONFLICT, "channel-closed", "Channel closed", ex.getMessage());
-            case EXISTS -> new ApiProblem(HttpStatus.CONFLICT, "channel-exists", "Channel exists", ex.getMessage());
-            case LOST -> new ApiProblem(HttpStatus.GONE, "channel-lost", "Channel lost", ex.getMessage());
+    public static ApiProblem of(ServiceException ex) {
+        ApiProblem p = switch (ex) {
+            case NotFoundException nf -> new ApiProblem(HttpStatus.NOT_FOUND, "not-found", "Not found", nf.getMessage());
+            case ConflictException c -> new ApiProblem(HttpStatus.CONFLICT, c.reason().code(), c.reason().title(), c.getMessage());
+            case GoneException g -> new ApiProblem(HttpStatus.GONE, GoneException.CHANNEL_LOST, GoneException.CHANNEL_LOST_TITLE, g.getMessage());
+            case RefusedException r -> retryAfter(new ApiProblem(HttpStatus.TOO_MANY_REQUESTS, r.reason().code(), r.reason().title(),
+                    r.getMessage()), r.retryAfter());
+            case ShuttingDownException s -> shuttingDown();
+            case BackendUnavailableException u -> backendUnavailable(u);
+            case BackendFullException f -> backendFull(f);
+            case InvalidRequestException i -> invalid(i.violations());
         };
-        return p.with("channel", ex.channel());
+        ex.members().forEach(p::with);
+        return p;
     }
 
     /** 503: the service is shutting down and takes no new work. */

@@ -5,7 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.gosched.api.workload.Violation;
+import io.gosched.service.error.ServiceException;
+import io.gosched.service.error.Violation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
@@ -52,6 +53,9 @@ public class ProblemErrorWebExceptionHandler implements WebExceptionHandler, Ord
             return Mono.error(ex); // too late to answer; let the server close the connection
         }
         ProblemDetail body;
+        if (ex instanceof ServiceException se) {
+            ex = ApiProblem.of(se); // a domain refusal raised outside a controller (a filter, a stream's subscription)
+        }
         if (ex instanceof ApiProblem p) {
             body = p.getBody();
             response.getHeaders().addAll(p.getHeaders());

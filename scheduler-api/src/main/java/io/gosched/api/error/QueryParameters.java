@@ -3,7 +3,7 @@ package io.gosched.api.error;
 import java.util.List;
 import java.util.Set;
 
-import io.gosched.api.workload.Violation;
+import io.gosched.service.error.Violation;
 
 import org.springframework.web.server.ServerWebExchange;
 

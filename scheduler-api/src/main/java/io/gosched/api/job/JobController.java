@@ -1,5 +1,12 @@
 package io.gosched.api.job;
 
+import io.gosched.service.job.JobView;
+
+import io.gosched.service.job.JobState;
+
+
+import io.gosched.service.job.JobService;
+
 import java.net.URI;
 
 import jakarta.validation.constraints.Max;
@@ -168,6 +175,6 @@ class JobController {
     @ApiResponse(responseCode = "429", description = "gosched.api.admission.max-open-streams SSE streams are open (too-many-open); "
             + "Retry-After says when to try again")
     Flux<ServerSentEvent<JobView>> events(@PathVariable String id) {
-        return jobs.events(id);
+        return jobs.events(id).map(e -> ServerSentEvent.builder(e.job()).id(Long.toString(e.seq())).event(e.kind().json()).build());
     }
 }

@@ -2,7 +2,7 @@ package io.gosched.api.security;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.gosched.api.ApiProperties;
+import io.gosched.service.ServiceProperties;
 import io.gosched.api.error.ApiProblem;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -34,7 +34,7 @@ public class BodyLimitFilter implements WebFilter, Ordered {
 
     private final long limit;
 
-    public BodyLimitFilter(ApiProperties properties) {
+    public BodyLimitFilter(ServiceProperties properties) {
         this.limit = properties.limits().maxBodyBytes();
     }
 

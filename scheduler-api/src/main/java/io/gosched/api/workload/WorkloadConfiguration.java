@@ -1,23 +1,10 @@
 package io.gosched.api.workload;
 
-import io.gosched.api.ApiProperties;
-
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
-/** The DSL parser, the templates and their catalogue endpoint. */
+/** The catalogue of templates and DSL ops (the parser and the templates are scheduler-service's beans). */
 @Configuration(proxyBeanMethods = false)
 @Import(WorkloadController.class)
 public class WorkloadConfiguration {
-
-    @Bean
-    public WorkloadParser workloadParser(ApiProperties properties) {
-        return new WorkloadParser(properties.limits());
-    }
-
-    @Bean
-    public WorkloadTemplates workloadTemplates() {
-        return new WorkloadTemplates();
-    }
 }

@@ -1,5 +1,9 @@
 package io.gosched.api.workload;
 
+import io.gosched.service.workload.WorkloadTemplates;
+
+import io.gosched.service.workload.WorkloadParser;
+
 import java.util.List;
 import java.util.Map;
 

@@ -1,5 +1,9 @@
 package io.gosched.api.budget;
 
+import io.gosched.service.budget.ServiceBudget;
+
+import io.gosched.service.budget.Retained;
+
 import io.gosched.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,9 +1,15 @@
 package io.gosched.api.budget;
 
+import io.gosched.service.budget.ServiceBudget;
+
+import io.gosched.service.budget.Retained;
+
+import io.gosched.service.budget.MemoryBudget;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
 import io.gosched.api.testapp.TestApplication;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -24,14 +30,14 @@ import tools.jackson.databind.JsonNode;
         "gosched.api.admission.max-open-streams=7", "gosched.api.admission.max-pending-channel-calls=9"})
 @ContextConfiguration(classes = TestApplication.class)
 @Import({LimitsController.class, LimitsControllerSliceTest.Budget.class})
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties(ServiceProperties.class)
 class LimitsControllerSliceTest {
 
     @TestConfiguration(proxyBeanMethods = false)
     static class Budget {
         @Bean
-        ServiceBudget serviceBudget(ApiProperties properties) {
-            return ServiceBudget.of(properties, 64L << 20, new ApiMetrics(null));
+        ServiceBudget serviceBudget(ServiceProperties properties) {
+            return ServiceBudget.of(properties, 64L << 20, new ServiceMetrics(null));
         }
     }
 

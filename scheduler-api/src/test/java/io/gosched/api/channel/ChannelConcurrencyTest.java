@@ -1,5 +1,7 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.channel.ChannelService;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,9 +13,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.gosched.api.budget.HeldValue;
-import io.gosched.api.budget.Retained;
-import io.gosched.api.budget.ServiceBudget;
+import io.gosched.service.budget.HeldValue;
+import io.gosched.service.budget.Retained;
+import io.gosched.service.budget.ServiceBudget;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.runtime.Received;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -114,7 +116,7 @@ class ChannelConcurrencyTest {
         List<Integer> leftOver = new ArrayList<>();
         long quietSince = System.nanoTime();
         while (System.nanoTime() - quietSince < Duration.ofMillis(500).toNanos()) {
-            Received<Object> r = channels.lookup(ch).tryRecv();
+            Received<Object> r = channels.registry().lookup(ch).tryRecv();
             if (r != null && r.ok()) {
                 leftOver.add(HeldValue.take(r.value()).asInt());
                 quietSince = System.nanoTime();
@@ -150,15 +152,15 @@ class ChannelConcurrencyTest {
         long notSent = sends.values().stream().filter(o -> o == Outcome.NOT_SENT).count();
         assertThat(sent).as("the storm delivered something").isGreaterThan(n / 10);
         assertThat(notSent).as("and timed some sends out").isGreaterThan(0);
-        assertThat(channels.view(channels.get(ch)).waitingSenders()).isZero();
-        assertThat(channels.view(channels.get(ch)).waitingReceivers()).isZero();
+        assertThat(channels.registry().view(channels.registry().get(ch)).waitingSenders()).isZero();
+        assertThat(channels.registry().view(channels.registry().get(ch)).waitingReceivers()).isZero();
 
         // Every value that went in came out or was withdrawn, so every byte charged for it went back.
         long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (budget.channelCalls().open() > 0 && System.nanoTime() < end) {
             Thread.onSpinWait();
         }
-        assertThat(channels.get(ch).share().used()).as("bytes of channel %s", ch).isZero();
+        assertThat(channels.registry().get(ch).share().used()).as("bytes of channel %s", ch).isZero();
         assertThat(budget.memory().held(Retained.PENDING_SENDS)).as("pending sends").isZero();
         assertThat(budget.channelCalls().open()).as("channel calls in flight").isZero();
         assertThat(budget.memory().held(Retained.CHANNEL_CALLS)).as("bytes of channel calls").isZero();

@@ -1,10 +1,14 @@
 package io.gosched.api.channel;
 
+import io.gosched.service.testing.TestChannels;
+
+import io.gosched.service.channel.ChannelService;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.budget.ServiceBudget;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.api.testapp.TestApplication;
 import org.junit.jupiter.api.Test;
@@ -27,15 +31,15 @@ import org.springframework.test.web.reactive.server.WebTestClient;
         "gosched.api.channels.default-timeout-ms=20"})
 @ContextConfiguration(classes = TestApplication.class)
 @Import({ChannelController.class, ApiExceptionHandler.class, ChannelControllerSliceTest.Service.class})
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties(ServiceProperties.class)
 class ChannelControllerSliceTest {
 
     @TestConfiguration(proxyBeanMethods = false)
     static class Service {
         @Bean
-        ChannelService channelService(ApiProperties properties) {
-            ApiMetrics metrics = new ApiMetrics(null);
-            return new ChannelService(properties, metrics, ServiceBudget.of(properties, metrics));
+        ChannelService channelService(ServiceProperties properties) {
+            ServiceMetrics metrics = new ServiceMetrics(null);
+            return TestChannels.soleNode(properties, metrics, ServiceBudget.of(properties, metrics));
         }
     }
 
@@ -73,12 +77,12 @@ class ChannelControllerSliceTest {
 
     @Test
     void aBadNameOrCapacityIs422NamingTheFieldAndMakesNothing() {
-        int before = channels.size();
+        int before = channels.registry().size();
         invalid(post("/api/v1/channels", "{\"name\":\"-starts-with-a-dash\"}"), "/name", "must match");
         invalid(post("/api/v1/channels", "{\"capacity\":1}"), "/name", "must not be null");
         invalid(post("/api/v1/channels", "{\"name\":\"slice-neg\",\"capacity\":-1}"), "/capacity", "greater than or equal to 0");
         invalid(post("/api/v1/channels", "{\"name\":\"slice-big\",\"capacity\":65}"), "/capacity", "between 0 and 64, was 65");
-        assertThat(channels.size()).as("no bad request made a channel").isEqualTo(before);
+        assertThat(channels.registry().size()).as("no bad request made a channel").isEqualTo(before);
     }
 
     @Test

@@ -1,12 +1,13 @@
 package io.gosched.api.debug;
 
+import io.gosched.service.error.NotFoundException;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.Mockito.when;
 
 import io.gosched.api.error.ApiExceptionHandler;
-import io.gosched.api.error.ApiProblem;
 import io.gosched.api.error.WireEnums;
-import io.gosched.api.job.JobService;
+import io.gosched.service.job.JobService;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.api.testapp.TwoProcRuntime;
 import io.gosched.runtime.Chan;
@@ -121,7 +122,7 @@ class GoroutineControllerSliceTest {
         assertThat(j.get("total").asInt()).isEqualTo(1);
         assertThat(j.get("goroutines").get(0).get("labels").get("job").asString()).isEqualTo("j1");
 
-        when(jobs.get("j2")).thenThrow(ApiProblem.notFound("job", "j2"));
+        when(jobs.get("j2")).thenThrow(new NotFoundException("job", "j2"));
         http.get().uri("/api/v1/jobs/j2/goroutines").exchange().expectStatus().isNotFound()
                 .expectBody().jsonPath("$.type").isEqualTo("urn:gosched:problem:not-found");
         http.get().uri("/api/v1/jobs/j1/goroutines?limit=0").exchange().expectStatus().isEqualTo(422)

@@ -1,10 +1,15 @@
 package io.gosched.api.job;
 
+import io.gosched.service.job.JobService;
+
+import io.gosched.service.error.RefusedException;
+
+import io.gosched.service.error.ShuttingDownException;
+
 import java.time.Duration;
 
-import io.gosched.api.ApiProperties;
+import io.gosched.service.ServiceProperties;
 import io.gosched.api.error.ApiExceptionHandler;
-import io.gosched.api.error.ApiProblem;
 import io.gosched.api.testapp.TestApplication;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +34,7 @@ import static org.mockito.Mockito.when;
 @WebFluxTest
 @ContextConfiguration(classes = TestApplication.class)
 @Import({JobController.class, ApiExceptionHandler.class})
-@EnableConfigurationProperties(ApiProperties.class)
+@EnableConfigurationProperties(ServiceProperties.class)
 class JobControllerSliceTest {
 
     @Autowired
@@ -40,7 +45,7 @@ class JobControllerSliceTest {
 
     @Test
     void overloadIs429WithRetryAfter() {
-        when(jobs.submit(any(), isNull())).thenThrow(ApiProblem.overloaded("the queue is full", Duration.ofMillis(2500)));
+        when(jobs.submit(any(), isNull())).thenThrow(new RefusedException(RefusedException.Reason.OVERLOADED, "the queue is full", Duration.ofMillis(2500)));
         http.post().uri("/api/v1/jobs").contentType(MediaType.APPLICATION_JSON).bodyValue("{}").exchange()
                 .expectStatus().isEqualTo(429)
                 .expectHeader().valueEquals("Retry-After", "3")
@@ -50,7 +55,7 @@ class JobControllerSliceTest {
 
     @Test
     void shuttingDownIs503() {
-        when(jobs.submit(any(), isNull())).thenThrow(ApiProblem.shuttingDown());
+        when(jobs.submit(any(), isNull())).thenThrow(new ShuttingDownException());
         http.post().uri("/api/v1/jobs").contentType(MediaType.APPLICATION_JSON).bodyValue("{}").exchange()
                 .expectStatus().isEqualTo(503)
                 .expectHeader().exists("Retry-After")

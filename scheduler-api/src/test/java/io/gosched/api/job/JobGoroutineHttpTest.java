@@ -1,5 +1,7 @@
 package io.gosched.api.job;
 
+import io.gosched.service.job.JobService;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.api.testapp.TestApplication;
@@ -96,8 +98,8 @@ class JobGoroutineHttpTest {
         // the dump of the job's goroutines as they stood: its sleepers, with their labels and frames
         assertThat(detail).contains("the job's goroutines at the failure:");
         assertThat(detail).containsPattern("goroutine \\d+ \\[(select|sleep)[^\\]]*labels:\\{\"job\":\"" + id + "\"\\}\\]:\n");
-        assertThat(detail).contains("io.gosched.api.workload.Interpreter");
-        assertThat(detail.length()).isLessThanOrEqualTo(JobEngine.MAX_PANIC_DETAIL_CHARS);
+        assertThat(detail).contains("io.gosched.service.workload.Interpreter");
+        assertThat(detail.length()).isLessThanOrEqualTo(JobService.MAX_PANIC_DETAIL_CHARS);
         // failing it cancelled its context: every goroutine of the job ended
         assertThat(failed.get("counters").get("liveGoroutines").asInt()).isZero();
 
@@ -125,7 +127,7 @@ class JobGoroutineHttpTest {
         JsonNode failed = awaitJob(id, x -> x.get("state").asString().equals("failed"), () -> { });
         String detail = failed.get("error").get("detail").asString();
         assertThat(detail).contains("boom under 401 goroutines");
-        assertThat(detail.length()).isLessThanOrEqualTo(JobEngine.MAX_PANIC_DETAIL_CHARS);
+        assertThat(detail.length()).isLessThanOrEqualTo(JobService.MAX_PANIC_DETAIL_CHARS);
         assertThat(detail).containsPattern("\\n\\.\\.\\. truncated: \\d+ of \\d+ characters shown\\n$");
     }
 

@@ -1,6 +1,7 @@
 package io.gosched.api.security;
 
 import io.gosched.api.GoschedApiAutoConfiguration;
+import io.gosched.service.config.GoschedServiceAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -18,7 +19,7 @@ class SecurityConfigurationTest {
 
     final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
             .withPropertyValues("gosched.runtime.gomaxprocs=1")
-            .withConfiguration(AutoConfigurations.of(GoschedApiAutoConfiguration.class, ApiSecurityAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(GoschedServiceAutoConfiguration.class, GoschedApiAutoConfiguration.class, ApiSecurityAutoConfiguration.class,
                     org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration.class,
                     org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration.class,
                     org.springframework.boot.security.oauth2.server.resource.autoconfigure.reactive.ReactiveOAuth2ResourceServerAutoConfiguration.class));

@@ -5,7 +5,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 
 /**
  * The application scheduler-api's tests run in: auto-configuration only (which brings in
- * {@code GoschedApiAutoConfiguration} exactly as scheduler-web will), no component scan.
+ * scheduler-service's {@code GoschedServiceAutoConfiguration} and {@code GoschedApiAutoConfiguration}
+ * exactly as scheduler-web will), no component scan.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration

@@ -1,8 +1,12 @@
 package io.gosched.api.workload;
 
+import io.gosched.service.workload.WorkloadTemplates;
+
+import io.gosched.service.workload.WorkloadParser;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiProperties;
+import io.gosched.service.ServiceProperties;
 import io.gosched.api.testapp.TestApplication;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.context.ContextConfiguration;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -23,9 +29,23 @@ import tools.jackson.databind.JsonNode;
 @WebFluxTest(properties = {"gosched.api.limits.max-depth=5", "gosched.api.limits.max-steps=321",
         "gosched.api.limits.max-sleep-ms=1234"})
 @ContextConfiguration(classes = TestApplication.class)
-@Import(WorkloadConfiguration.class)
-@EnableConfigurationProperties(ApiProperties.class)
+@Import({WorkloadConfiguration.class, WorkloadControllerSliceTest.Workloads.class})
+@EnableConfigurationProperties(ServiceProperties.class)
 class WorkloadControllerSliceTest {
+
+    /** The parser and the templates as the service makes them. */
+    @TestConfiguration(proxyBeanMethods = false)
+    static class Workloads {
+        @Bean
+        WorkloadParser workloadParser(ServiceProperties properties) {
+            return new WorkloadParser(properties.limits());
+        }
+
+        @Bean
+        WorkloadTemplates workloadTemplates() {
+            return new WorkloadTemplates();
+        }
+    }
 
     @Autowired
     WebTestClient http;

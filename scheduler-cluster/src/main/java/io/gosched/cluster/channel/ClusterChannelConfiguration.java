@@ -2,8 +2,7 @@ package io.gosched.cluster.channel;
 
 import java.time.Duration;
 
-import io.gosched.api.channel.ChannelService;
-import io.gosched.api.channel.spi.ChannelDirectory;
+import io.gosched.service.channel.ChannelRegistry;
 import io.gosched.cluster.ClusterProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -16,10 +15,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Named channels in cluster mode: the node's {@link ChannelService} (which finds the
- * {@link ChannelDirectory} itself) serves its channels to the other nodes, once every bean is
- * made and before the HTTP server takes requests; at shutdown, the operations this node forwarded
- * to other nodes' channels wait through the web server's drain and are answered before it ends
+ * Named channels in cluster mode: the node's channels ({@link ChannelRegistry}, the home's
+ * {@code LocalChannels}) are served to the other nodes by the forwarder, once every bean is made
+ * and before the HTTP server takes requests; at shutdown, the operations this node forwarded to
+ * other nodes' channels wait through the web server's drain and are answered before it ends
  * ({@link ForwardedCallsDrain}).
  */
 @Configuration(proxyBeanMethods = false)
@@ -28,25 +27,26 @@ public class ClusterChannelConfiguration {
     private static final Log log = LogFactory.getLog(ClusterChannelConfiguration.class);
 
     @Bean
-    SmartInitializingSingleton goschedChannelHome(ChannelDirectory directory, ObjectProvider<ChannelService> channels) {
+    SmartInitializingSingleton goschedChannelHome(NatsChannelForwarder forwarder, NatsChannelDirectory directory,
+            ObjectProvider<ChannelRegistry> channels) {
         return () -> {
-            ChannelService service = channels.getIfAvailable();
-            if (service == null) {
-                log.warn("cluster mode: no ChannelService in this application; node " + directory.localNode()
+            ChannelRegistry registry = channels.getIfAvailable();
+            if (registry == null) {
+                log.warn("cluster mode: no ChannelRegistry in this application; node " + directory.localNode()
                         + " serves no channels to the others");
                 return;
             }
-            directory.serve(new ChannelServiceChannels(service));
+            forwarder.serve(registry);
         };
     }
 
     @Bean
-    ForwardedCallsDrain goschedForwardedCallsDrain(NatsChannelDirectory directory, ClusterProperties cluster,
+    ForwardedCallsDrain goschedForwardedCallsDrain(NatsChannelForwarder forwarder, ClusterProperties cluster,
             Environment env) {
         Binder b = Binder.get(env);
         Duration phase = b.bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
                 .orElse(Duration.ofSeconds(30)); // Boot's default
         boolean graceful = !"immediate".equalsIgnoreCase(b.bind("server.shutdown", String.class).orElse("graceful"));
-        return new ForwardedCallsDrain(directory, phase, graceful, cluster.forwardMargin());
+        return new ForwardedCallsDrain(forwarder, phase, graceful, cluster.forwardMargin());
     }
 }

@@ -1,6 +1,6 @@
 package io.gosched.cluster.channel;
 
-import io.gosched.api.channel.spi.ChannelOutcome;
+import io.gosched.service.channel.spi.ChannelOutcome;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -54,7 +54,7 @@ final class Forwarded {
     record Request(String op, String id, String channel, String incarnation, Long timeoutMs, JsonNode value, String after) {
 
         /** A new operation on {@code home}'s channel, with a fresh request id. */
-        static Request to(io.gosched.api.channel.spi.ChannelHome home, String op, Long timeoutMs, JsonNode value) {
+        static Request to(io.gosched.service.channel.spi.ChannelHome home, String op, Long timeoutMs, JsonNode value) {
             return new Request(op, java.util.UUID.randomUUID().toString(), home.name(), home.incarnation(), timeoutMs, value, null);
         }
 
@@ -119,11 +119,11 @@ final class Forwarded {
         return JSON.readValue(b, Reply.class);
     }
 
-    static byte[] encodeHome(io.gosched.api.channel.spi.ChannelHome h) {
+    static byte[] encodeHome(io.gosched.service.channel.spi.ChannelHome h) {
         return JSON.writeValueAsBytes(h);
     }
 
-    static io.gosched.api.channel.spi.ChannelHome home(byte[] b) {
-        return JSON.readValue(b, io.gosched.api.channel.spi.ChannelHome.class);
+    static io.gosched.service.channel.spi.ChannelHome home(byte[] b) {
+        return JSON.readValue(b, io.gosched.service.channel.spi.ChannelHome.class);
     }
 }

@@ -11,7 +11,7 @@ import org.springframework.context.SmartLifecycle;
  * Graceful shutdown of a node for the channel operations it forwarded to other nodes: they keep
  * waiting while the web server drains, because their channels live on; when the drain is about to
  * end, those still waiting are withdrawn at their homes and answered with their true outcome
- * ({@link NatsChannelDirectory#withdrawForwarded()}), so that the server can still write the
+ * ({@link NatsChannelForwarder#withdrawForwarded()}), so that the server can still write the
  * answers and nothing is cut off.
  *
  * <p>Stops in the web server's graceful-shutdown phase (Boot's
@@ -29,7 +29,7 @@ final class ForwardedCallsDrain implements SmartLifecycle {
 
     private static final Log log = LogFactory.getLog(ForwardedCallsDrain.class);
 
-    private final NatsChannelDirectory directory;
+    private final NatsChannelForwarder forwarder;
     private final Duration waitBeforeWithdrawal;
     private final Duration margin;
     private volatile boolean running;
@@ -39,8 +39,8 @@ final class ForwardedCallsDrain implements SmartLifecycle {
      * @param graceful      false with {@code server.shutdown=immediate}
      * @param margin        {@code gosched.cluster.forward-margin}
      */
-    ForwardedCallsDrain(NatsChannelDirectory directory, Duration phaseTimeout, boolean graceful, Duration margin) {
-        this.directory = directory;
+    ForwardedCallsDrain(NatsChannelForwarder forwarder, Duration phaseTimeout, boolean graceful, Duration margin) {
+        this.forwarder = forwarder;
         this.margin = margin;
         Duration w = phaseTimeout.minus(margin.multipliedBy(2));
         this.waitBeforeWithdrawal = !graceful || w.isNegative() ? Duration.ZERO : w;
@@ -76,13 +76,13 @@ final class ForwardedCallsDrain implements SmartLifecycle {
 
     private void drain() {
         try {
-            if (directory.awaitForwarded(waitBeforeWithdrawal)) {
+            if (forwarder.awaitForwarded(waitBeforeWithdrawal)) {
                 return;
             }
-            log.info("cluster mode: withdrawing " + directory.forwardedInFlight() + " forwarded channel operations still waiting at shutdown");
-            directory.withdrawForwarded();
-            if (!directory.awaitForwarded(margin.multipliedBy(2))) {
-                log.warn("cluster mode: " + directory.forwardedInFlight() + " forwarded channel operations still without an outcome");
+            log.info("cluster mode: withdrawing " + forwarder.forwardedInFlight() + " forwarded channel operations still waiting at shutdown");
+            forwarder.withdrawForwarded();
+            if (!forwarder.awaitForwarded(margin.multipliedBy(2))) {
+                log.warn("cluster mode: " + forwarder.forwardedInFlight() + " forwarded channel operations still without an outcome");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

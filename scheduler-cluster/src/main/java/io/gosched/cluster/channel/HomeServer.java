@@ -12,12 +12,14 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.gosched.api.budget.HeldValue;
-import io.gosched.api.channel.spi.ChannelException;
-import io.gosched.api.channel.spi.ChannelOutcome;
-import io.gosched.api.channel.spi.LocalChannels;
-import io.gosched.api.error.ApiProblem;
-import io.gosched.api.error.BackendUnavailableException;
+import io.gosched.service.budget.HeldValue;
+import io.gosched.service.channel.spi.ChannelOutcome;
+import io.gosched.service.channel.spi.LocalChannels;
+import io.gosched.service.error.BackendUnavailableException;
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.NotFoundException;
+import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.ServiceException;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.runtime.ChanClosedException;
@@ -302,13 +304,20 @@ final class HomeServer implements AutoCloseable {
                     p.settle(Forwarded.Reply.status(Forwarded.OK), null);
                 }
             }
-        } catch (ChannelException e) {
-            p.settle(Forwarded.Reply.status(e.kind() == ChannelException.Kind.CLOSED ? Forwarded.CLOSED : Forwarded.NOT_FOUND), null);
-        } catch (ApiProblem refused) {
-            // the memory budget (or the channel's share of it) has no room: nothing was kept
-            p.settle(refused.getStatusCode().value() == 429 ? Forwarded.Reply.status(Forwarded.FULL, refused.getBody().getDetail())
-                    : Forwarded.Reply.status(Forwarded.UNKNOWN), null);
+        } catch (ServiceException e) {
+            p.settle(reply(e), null);
         }
+    }
+
+    /** The wire status of an operation the channel refused. */
+    private static Forwarded.Reply reply(ServiceException e) {
+        return switch (e) {
+            case NotFoundException nf -> Forwarded.Reply.status(Forwarded.NOT_FOUND);
+            case ConflictException c when c.reason() == ConflictException.Reason.CHANNEL_CLOSED -> Forwarded.Reply.status(Forwarded.CLOSED);
+            // the memory budget (or the channel's share of it) has no room: nothing was kept
+            case RefusedException r -> Forwarded.Reply.status(Forwarded.FULL, r.getMessage());
+            default -> Forwarded.Reply.status(Forwarded.UNKNOWN);
+        };
     }
 
     /** A delete removes the directory entry (a KV round trip): run off the dispatcher thread. */
@@ -317,7 +326,7 @@ final class HomeServer implements AutoCloseable {
             try {
                 local.delete(p.req.channel());
                 p.settle(Forwarded.Reply.status(Forwarded.OK), null);
-            } catch (ChannelException e) {
+            } catch (NotFoundException e) {
                 p.settle(Forwarded.Reply.status(Forwarded.NOT_FOUND), null);
             } catch (BackendUnavailableException e) {
                 p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN, e.getMessage()), null);

@@ -1,8 +1,8 @@
 package io.gosched.cluster.job;
 
-import io.gosched.api.job.spi.IdempotencyEntry;
-import io.gosched.api.job.spi.JobRecord;
-import io.gosched.api.job.spi.JobStore;
+import io.gosched.service.job.spi.IdempotencyEntry;
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.job.spi.JobStore;
 import tools.jackson.databind.json.JsonMapper;
 
 /**

@@ -2,12 +2,12 @@ package io.gosched.cluster.job;
 
 import java.nio.charset.StandardCharsets;
 
-import io.gosched.api.job.JobSpec;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.JobSpec;
+import io.gosched.service.job.spi.JobTicket;
 
 /**
  * What a kick on {@code gosched.kick} says: which consumer its ticket waits on, so that a puller
- * asks that consumer and not all eleven (see "Which consumers a scan asks" in NatsJobQueue). One
+ * asks that consumer and not all eleven (see {@link ConsumerKicks}). One
  * byte, the priority 0–9, for a ready ticket (the format of every kick before this one); {@code n:}
  * and the node id for a ticket pinned to a node.
  */

@@ -5,8 +5,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
-import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.spi.JobLease;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.ClusterConnection;
 import io.nats.client.Message;
 

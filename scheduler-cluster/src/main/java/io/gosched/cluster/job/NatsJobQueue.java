@@ -8,16 +8,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.gosched.api.error.BackendFullException;
-import io.gosched.api.job.JobSpec;
-import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobQueue;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.job.JobSpec;
+import io.gosched.service.job.spi.JobLease;
+import io.gosched.service.job.spi.JobQueue;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterMetrics;
@@ -54,7 +55,7 @@ import org.apache.commons.logging.LogFactory;
  * <li><b>Highest priority first, only as many as there is room for</b>: {@link #pull} asks this
  *     node's pinned consumer, then {@code ready-p9} down to {@code ready-p0}, each for at most the
  *     room left, without waiting (no-wait fetches), skipping the consumers known to be empty (see
- *     "Which consumers a scan asks"). An idle puller sleeps until a kick on {@code gosched.kick}
+ *     {@link ConsumerKicks}). An idle puller sleeps until a kick on {@code gosched.kick}
  *     (sent after every enqueue that makes a ticket runnable, naming its consumer) or its
  *     {@code maxWait}, whichever comes first, and scans again.</li>
  * <li><b>Never before notBefore</b>: JetStream 2.9 has no delayed messages, so a ticket due in
@@ -113,39 +114,13 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     private ConsumerContext dead;
     /** Consumer info per consumer name, refreshed in the background (scrapes and depth() never call NATS). */
     private final Map<String, AtomicReference<ConsumerInfo>> info = new LinkedHashMap<>();
-    private final Object kickLock = new Object();
-    private long kicks; // guarded by kickLock
-
-    /*
-     * Which consumers a scan asks. A no-wait fetch is a round trip to the server (a pull request
-     * and its answer, on a subscription of its own) even from an empty consumer, and a scan that
-     * asked all eleven at every kick and every pull wait was most of an idle or lightly loaded
-     * cluster's traffic: an idle node sent 54 messages a second, and 35 a job at one job every
-     * 0.2 s; now 21 and 14 (bench/results/NOTES.md, "Which consumers a scan asks"; under a flood a
-     * scan's fetches come back full and nothing changes). So a kick names the consumer its ticket waits
-     * on (KickTarget), each consumer counts the kicks that named it, and a scan asks a consumer
-     * only when it was named since a fetch last found it with less than was asked for, i.e.
-     * empty. Tickets can also come back without a kick: a lease that lapsed on a dead node, a
-     * release by a node that did not kick (an older version), a kick lost while a connection was
-     * down. For them every consumer is asked once per FULL_SCAN_NANOS, so such a ticket waits at
-     * most that long beyond its ack wait or release.
-     *
-     * A kick that arrives while its consumer is being fetched from keeps it named: the fetch
-     * marks the consumer empty only as of the count it read before it started.
-     */
-    /** Every consumer is asked at least this often. */
-    static final long FULL_SCAN_NANOS = TimeUnit.SECONDS.toNanos(1);
-    /** Per consumer of pullOrder: kicks that named it; guarded by kickLock. */
-    private long[] named;
-    /** Per consumer of pullOrder: the value of named when a fetch last found it empty; guarded by kickLock. */
-    private long[] emptyAt;
-    /** When the next scan asks every consumer (System.nanoTime); guarded by kickLock. */
-    private long fullScanDue;
+    /** Which consumers a scan asks, and the wait for a kick; made once the pull order is known. */
+    private volatile ConsumerKicks kicks;
     private Dispatcher kickDispatcher;
     private final List<Thread> workers = new ArrayList<>();
     private final ScheduledExecutorService infoPoller;
     private volatile boolean running = true;
-    private volatile LostHandler lostHandler;
+    private final DeadLetters deadLetters;
 
     private NatsJobQueue(ClusterConnection conn, ClusterMetrics metrics, Clock clock) {
         this.conn = conn;
@@ -153,6 +128,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         this.clock = clock;
         this.props = conn.properties();
         this.renewer = new LeaseRenewer(conn, props.renewEvery());
+        this.deadLetters = new DeadLetters(conn, metrics);
         this.infoPoller = Executors.newSingleThreadScheduledExecutor(
                 r -> Thread.ofPlatform().name("gosched-queue-info").daemon(true).unstarted(r));
     }
@@ -251,26 +227,14 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     }
 
     private void startWorkers() {
-        named = new long[pullOrder.size()];
-        emptyAt = new long[pullOrder.size()];
-        fullScanDue = System.nanoTime();
-        kickDispatcher = conn.nats().createDispatcher(m -> {
-            int target = KickTarget.consumerIndex(m.getData(), conn.nodeId());
-            synchronized (kickLock) {
-                kicks++;
-                if (target >= 0) {
-                    named[target]++;
-                } else if (target == KickTarget.UNKNOWN) {
-                    fullScanDue = System.nanoTime(); // a kick we cannot place: ask everyone
-                }
-                kickLock.notifyAll();
-            }
-        });
+        ConsumerKicks k = new ConsumerKicks(pullOrder.size());
+        kicks = k;
+        kickDispatcher = conn.nats().createDispatcher(m -> k.kicked(KickTarget.consumerIndex(m.getData(), conn.nodeId())));
         kickDispatcher.subscribe(ClusterLayout.KICK_SUBJECT);
         workers.add(Thread.ofPlatform().name("gosched-delay-pump").daemon(true)
                 .start(() -> workerLoop("delay pump", delayed, BATCH, () -> true, this::pumpOne)));
         workers.add(Thread.ofPlatform().name("gosched-dead-letters").daemon(true)
-                .start(() -> workerLoop("dead letters", dead, 16, () -> lostHandler != null, this::deadLetter)));
+                .start(() -> workerLoop("dead letters", dead, 16, deadLetters::ready, deadLetters::handle)));
         infoPoller.scheduleWithFixedDelay(this::refreshInfo, 0, 2, TimeUnit.SECONDS);
     }
 
@@ -341,10 +305,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         }
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (true) {
-            long seen;
-            synchronized (kickLock) {
-                seen = kicks;
-            }
+            long seen = kicks.seen();
             List<JobLease> got = scan(room);
             if (!got.isEmpty() || !running) {
                 return got;
@@ -353,43 +314,29 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
             if (left <= 0) {
                 return got;
             }
-            synchronized (kickLock) {
-                while (kicks == seen && left > 0 && running) {
-                    TimeUnit.NANOSECONDS.timedWait(kickLock, left);
-                    left = deadline - System.nanoTime();
-                }
-            }
+            kicks.awaitKick(seen, deadline, () -> running);
         }
     }
 
     /**
      * One pass over the pull order, asking the consumers that may hold tickets (all of them when
-     * a full scan is due; see "Which consumers a scan asks"); takes at most {@code room} tickets.
+     * a full scan is due; see {@link ConsumerKicks}); takes at most {@code room} tickets.
      */
     private List<JobLease> scan(int room) throws InterruptedException {
         if (!conn.isUp()) {
             return List.of();
         }
         long start = System.nanoTime();
-        boolean full;
-        synchronized (kickLock) {
-            full = start - fullScanDue >= 0;
-            if (full) {
-                fullScanDue = start + FULL_SCAN_NANOS;
-            }
-        }
+        boolean full = kicks.fullScan(start);
         List<JobLease> out = new ArrayList<>();
         for (int i = 0; i < pullOrder.size(); i++) {
             int want = room - out.size();
             if (want <= 0) {
                 break;
             }
-            long seen;
-            synchronized (kickLock) {
-                seen = named[i];
-                if (!full && seen == emptyAt[i]) {
-                    continue; // found empty since its last kick
-                }
+            OptionalLong ask = kicks.ask(i, full);
+            if (ask.isEmpty()) {
+                continue; // found empty since its last kick
             }
             int[] fetched = {0};
             boolean answered = fetch(pullOrder.get(i), want, 0, m -> {
@@ -403,9 +350,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
             // request refused or timed out on a loaded server) leaves it named for the next scan
             // instead of hiding its tickets, behind lower priorities, until the next full scan.
             if (answered && fetched[0] < want) {
-                synchronized (kickLock) {
-                    emptyAt[i] = seen; // a kick after `seen` keeps it named
-                }
+                kicks.foundEmpty(i, ask.getAsLong()); // a kick after it keeps the consumer named
             }
         }
         metrics.pulled(System.nanoTime() - start);
@@ -414,13 +359,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
 
     /** How many consumers a scan would ask now without a full scan (for tests). */
     int namedConsumers() {
-        synchronized (kickLock) {
-            int n = 0;
-            for (int i = 0; i < named.length; i++) {
-                n += named[i] != emptyAt[i] ? 1 : 0;
-            }
-            return n;
-        }
+        return kicks.namedConsumers();
     }
 
     private NatsJobLease lease(Message m) {
@@ -522,51 +461,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
 
     @Override
     public void onLost(LostHandler handler) {
-        this.lostHandler = handler;
-    }
-
-    private void deadLetter(Message advisory) {
-        MaxDeliveries a;
-        try {
-            a = MaxDeliveries.parse(advisory.getData());
-        } catch (RuntimeException e) {
-            log.warn("dropping an unreadable max-deliveries advisory: " + e.getMessage());
-            advisory.term();
-            return;
-        }
-        JobTicket t;
-        try {
-            t = TicketMessages.ticket(conn.management().getMessage(ClusterLayout.JOBS_STREAM, a.streamSequence()).getHeaders());
-        } catch (JetStreamApiException gone) {
-            advisory.ack(); // already handled by another node, or purged (withdrawn)
-            return;
-        } catch (IOException e) {
-            advisory.nakWithDelay(Duration.ofSeconds(1));
-            return;
-        } catch (IllegalArgumentException e) {
-            log.warn("dropping the dead letter at " + a.streamSequence() + ", it is not a job ticket: " + e.getMessage());
-            deleteQuietly(a.streamSequence());
-            advisory.ack();
-            return;
-        }
-        try {
-            lostHandler.lost(t, a.deliveries());
-        } catch (Exception e) {
-            log.warn("the lost-job handler failed for job " + t.jobId() + "; it gets the ticket again shortly: " + e.getMessage());
-            advisory.nakWithDelay(Duration.ofSeconds(2));
-            return;
-        }
-        metrics.lost();
-        deleteQuietly(a.streamSequence());
-        advisory.ack();
-    }
-
-    private void deleteQuietly(long seq) {
-        try {
-            conn.management().deleteMessage(ClusterLayout.JOBS_STREAM, seq);
-        } catch (IOException | JetStreamApiException e) {
-            log.debug("dead ticket " + seq + " not deleted (gone already?)", e);
-        }
+        deadLetters.onLost(handler);
     }
 
     // ---------------------------------------------------------------- stats
@@ -662,8 +557,8 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     @Override
     public void close() {
         running = false;
-        synchronized (kickLock) {
-            kickLock.notifyAll();
+        if (kicks != null) {
+            kicks.wakeAll();
         }
         infoPoller.shutdownNow();
         renewer.close();
@@ -688,18 +583,6 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         return a.compareTo(b) >= 0 ? a : b;
     }
 
-    /** The advisory {@code io.nats.jetstream.advisory.v1.max_deliver}: which stream message, how often delivered. */
-    record MaxDeliveries(long streamSequence, int deliveries) {
-        private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder().build();
-
-        static MaxDeliveries parse(byte[] data) {
-            var node = JSON.readTree(data);
-            if (!node.path("stream_seq").isNumber()) {
-                throw new IllegalArgumentException("no stream_seq in " + new String(data, java.nio.charset.StandardCharsets.UTF_8));
-            }
-            return new MaxDeliveries(node.get("stream_seq").asLong(), node.path("deliveries").asInt());
-        }
-    }
 
     /** A pause of the background loops; an interrupt is kept, and ends the loop at its next fetch. */
     private static void pause(long ms) {

@@ -12,11 +12,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import io.gosched.api.error.BackendFullException;
-import io.gosched.api.job.spi.IdempotencyEntry;
-import io.gosched.api.job.spi.JobRecord;
-import io.gosched.api.job.spi.JobStore;
-import io.gosched.api.job.spi.Versioned;
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.job.spi.IdempotencyEntry;
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.job.spi.JobStore;
+import io.gosched.service.job.spi.Versioned;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterProperties;

@@ -2,7 +2,7 @@ package io.gosched.cluster.job;
 
 import java.time.Instant;
 
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.ClusterLayout;
 import io.nats.client.impl.Headers;
 

@@ -1,5 +1,9 @@
 package io.gosched.cluster.channel;
 
+import io.gosched.service.channel.NamedChannel;
+
+import io.gosched.service.testing.TestChannels;
+
 import io.gosched.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,13 +16,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.ApiProperties;
-import io.gosched.api.budget.ServiceBudget;
-import io.gosched.api.channel.ChannelService;
-import io.gosched.api.channel.spi.ChannelException;
-import io.gosched.api.channel.spi.ChannelHome;
-import io.gosched.api.channel.spi.ChannelOutcome;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.budget.ServiceBudget;
+import io.gosched.service.channel.ChannelService;
+import io.gosched.service.error.ConflictException;
+import io.gosched.service.error.GoneException;
+import io.gosched.service.channel.spi.ChannelHome;
+import io.gosched.service.channel.spi.ChannelOutcome;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterNodes;
@@ -50,8 +55,9 @@ abstract class ChannelForwardingContract extends NatsTestBase {
 
     static final JsonNodeFactory F = JsonNodeFactory.instance;
 
-    /** One node: its connection, heartbeat, directory and (real) channels. */
-    record Node(ClusterConnection conn, ClusterNodes nodes, NatsChannelDirectory directory, ChannelService channels) {}
+    /** One node: its connection, heartbeat, directory, forwarder and (real) channels. */
+    record Node(ClusterConnection conn, ClusterNodes nodes, NatsChannelDirectory directory, NatsChannelForwarder forwarder,
+            ChannelService channels) {}
 
     Node node(String id) {
         ClusterConnection c = nodes.connect(TestNodes.properties(nats.url(), id, Duration.ofSeconds(1), 3));
@@ -61,16 +67,17 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     Node node(ClusterConnection c) {
         ClusterNodes n = nodes.track(ClusterNodes.start(c));
         NatsChannelDirectory d = nodes.track(NatsChannelDirectory.start(c, n));
-        ApiProperties api = new Binder(new MapConfigurationPropertySource(Map.of())).bindOrCreate("gosched.api", ApiProperties.class);
-        ApiMetrics metrics = new ApiMetrics(null);
-        ChannelService channels = new ChannelService(api, metrics, ServiceBudget.of(api, metrics));
-        d.serve(new ChannelServiceChannels(channels));
-        return new Node(c, n, d, channels);
+        ServiceProperties api = new Binder(new MapConfigurationPropertySource(Map.of())).bindOrCreate("gosched.api", ServiceProperties.class);
+        ServiceMetrics metrics = new ServiceMetrics(null);
+        ChannelService channels = TestChannels.soleNode(api, metrics, ServiceBudget.of(api, metrics));
+        NatsChannelForwarder f = nodes.track(new NatsChannelForwarder(c, d));
+        f.serve(channels.registry()); // the home's LocalChannels: its registry
+        return new Node(c, n, d, f, channels);
     }
 
     /** Makes the channel on {@code home}, as POST /channels would there. */
     static ChannelHome make(Node home, String name, int capacity) {
-        ChannelService.NamedChannel ch = home.channels().create(name, capacity);
+        NamedChannel ch = home.channels().registry().create(name, capacity);
         return home.directory().register(name, capacity, ch.createdAt());
     }
 
@@ -81,14 +88,14 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         ChannelHome home = make(a, "ping.", 0); // a name KV keys would not take as it is
         ChannelHome seen = b.directory().home("ping.").orElseThrow();
         assertThat(seen.node()).isEqualTo("a");
-        Mono<ChannelOutcome.Recv> remoteRecv = b.directory().recv(seen, Duration.ofSeconds(5));
+        Mono<ChannelOutcome.Recv> remoteRecv = b.forwarder().recv(seen, Duration.ofSeconds(5));
         Mono<ChannelService.SendResult> localSend = a.channels().send("ping.", F.textNode("hello"), Duration.ofSeconds(5))
                 .delaySubscription(Duration.ofMillis(200));
         var both = Mono.zip(remoteRecv, localSend).block(Duration.ofSeconds(10));
         assertThat(both.getT1().value().asText()).isEqualTo("hello");
         assertThat(both.getT2().sent()).isTrue();
         // and the other way round: a forwarded send meets a local receive
-        var back = Mono.zip(b.directory().send(home, F.numberNode(42), Duration.ofSeconds(5)),
+        var back = Mono.zip(b.forwarder().send(home, F.numberNode(42), Duration.ofSeconds(5)),
                 a.channels().recv("ping.", Duration.ofSeconds(5)).delaySubscription(Duration.ofMillis(200))).block(Duration.ofSeconds(10));
         assertThat(back.getT1().sent()).isTrue();
         assertThat(back.getT2().value().asInt()).isEqualTo(42);
@@ -99,12 +106,12 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome home = make(a, "quiet", 0);
-        ChannelOutcome.Send s = b.directory().send(home, F.textNode("nobody"), Duration.ofMillis(200)).block(Duration.ofSeconds(10));
+        ChannelOutcome.Send s = b.forwarder().send(home, F.textNode("nobody"), Duration.ofMillis(200)).block(Duration.ofSeconds(10));
         assertThat(s.sent()).isFalse();
         assertThat(s.reason()).isEqualTo("timeout");
-        ChannelOutcome.Recv r = b.directory().recv(home, Duration.ofMillis(200)).block(Duration.ofSeconds(10));
+        ChannelOutcome.Recv r = b.forwarder().recv(home, Duration.ofMillis(200)).block(Duration.ofSeconds(10));
         assertThat(r.received()).isFalse();
-        assertThat(a.channels().lookup("quiet").tryRecv()).as("the withdrawn send left nothing behind").isNull();
+        assertThat(a.channels().registry().lookup("quiet").tryRecv()).as("the withdrawn send left nothing behind").isNull();
     }
 
     @Test
@@ -127,8 +134,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
             int via = rnd.nextInt(3);
             Mono<Boolean> send = switch (via) {
                 case 0 -> a.channels().send("work", F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelService.SendResult::sent);
-                case 1 -> b.directory().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
-                default -> c.directory().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
+                case 1 -> b.forwarder().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
+                default -> c.forwarder().send(home, F.numberNode(v), Duration.ofMillis(sendTimeout)).map(ChannelOutcome.Send::sent);
             };
             ops.add(send.doOnNext(ok -> sentAnswer.put(v, ok)));
             long recvTimeout = 50 + rnd.nextInt(400);
@@ -137,9 +144,9 @@ abstract class ChannelForwardingContract extends NatsTestBase {
             Mono<JsonNode> recv = switch (rvia) {
                 case 0 -> a.channels().recv("work", Duration.ofMillis(recvTimeout)).filter(ChannelService.RecvResult::received)
                         .map(ChannelService.RecvResult::value);
-                case 1 -> b.directory().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
+                case 1 -> b.forwarder().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
                         .map(ChannelOutcome.Recv::value);
-                default -> c.directory().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
+                default -> c.forwarder().recv(home, Duration.ofMillis(recvTimeout)).filter(ChannelOutcome.Recv::received)
                         .map(ChannelOutcome.Recv::value);
             };
             // Counted where the directory hands a value to its subscriber: that is the boundary its
@@ -159,12 +166,12 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         java.util.Collections.shuffle(ops, rnd);
         Flux.fromIterable(ops).flatMap(m -> m, 300).then().block(Duration.ofMinutes(3));
         // Put-backs of walked-away receives land asynchronously; then drain what is left.
-        Chan<Object> ch = a.channels().lookup("work");
+        Chan<Object> ch = a.channels().registry().lookup("work");
         long quietSince = System.nanoTime();
         while (System.nanoTime() - quietSince < Duration.ofSeconds(3).toNanos()) {
             Received<Object> r = ch.tryRecv();
             if (r != null) {
-                int n = io.gosched.api.budget.HeldValue.take(r.value()).asInt();
+                int n = io.gosched.service.budget.HeldValue.take(r.value()).asInt();
                 if (received.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet() > 1) {
                     duplicates.incrementAndGet();
                 }
@@ -195,14 +202,14 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Forwarded.Reply again = Forwarded.reply(raw.nats().request(subject, send, Duration.ofSeconds(5)).getData());
         assertThat(first.sent()).isTrue();
         assertThat(again).isEqualTo(first);
-        assertThat(a.channels().lookup("buf").len()).as("sent once, answered twice").isEqualTo(1);
-        a.channels().lookup("buf").sendAsync(F.textNode("second"));
+        assertThat(a.channels().registry().lookup("buf").len()).as("sent once, answered twice").isEqualTo(1);
+        a.channels().registry().lookup("buf").sendAsync(F.textNode("second"));
         byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-2", "buf", home.incarnation(), 1000L, null, null));
         Forwarded.Reply r1 = Forwarded.reply(raw.nats().request(subject, recv, Duration.ofSeconds(5)).getData());
         Forwarded.Reply r2 = Forwarded.reply(raw.nats().request(subject, recv, Duration.ofSeconds(5)).getData());
         assertThat(r1.value().asText()).isEqualTo("once");
         assertThat(r2).isEqualTo(r1);
-        assertThat(a.channels().lookup("buf").len()).as("taken once").isEqualTo(1);
+        assertThat(a.channels().registry().lookup("buf").len()).as("taken once").isEqualTo(1);
         raw.nats().publish(subject, Forwarded.encode(new Forwarded.Request(Forwarded.CONFIRM, "req-2", "buf", null, null, null, null)));
     }
 
@@ -212,21 +219,21 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node b = node("b");
         ChannelHome sendHome = make(a, "leaving-send", 0);
         ChannelHome recvHome = make(a, "leaving-recv", 0);
-        var send = b.directory().send(sendHome, F.textNode("never"), Duration.ofSeconds(20)).toFuture();
-        var recv = b.directory().recv(recvHome, Duration.ofSeconds(20)).toFuture();
-        Await.until("both wait at the home", Duration.ofSeconds(10), () -> a.directory().pendingAtHome() == 2);
-        assertThat(b.directory().forwardedInFlight()).isEqualTo(2);
+        var send = b.forwarder().send(sendHome, F.textNode("never"), Duration.ofSeconds(20)).toFuture();
+        var recv = b.forwarder().recv(recvHome, Duration.ofSeconds(20)).toFuture();
+        Await.until("both wait at the home", Duration.ofSeconds(10), () -> a.forwarder().pendingAtHome() == 2);
+        assertThat(b.forwarder().forwardedInFlight()).isEqualTo(2);
 
-        b.directory().withdrawForwarded(); // what the drain does when it is about to end
+        b.forwarder().withdrawForwarded(); // what the drain does when it is about to end
         ChannelOutcome.Send s = send.get(10, java.util.concurrent.TimeUnit.SECONDS);
         ChannelOutcome.Recv r = recv.get(10, java.util.concurrent.TimeUnit.SECONDS);
         assertThat(s.sent()).isFalse();
         assertThat(s.reason()).isEqualTo("shutdown");
         assertThat(r.received()).isFalse();
         assertThat(r.reason()).isEqualTo("shutdown");
-        assertThat(b.directory().awaitForwarded(Duration.ofSeconds(5))).isTrue();
+        assertThat(b.forwarder().awaitForwarded(Duration.ofSeconds(5))).isTrue();
         // withdrawn at the home: the value answered not sent is not there, the receiver takes nothing
-        assertThat(a.channels().lookup("leaving-send").tryRecv()).isNull();
+        assertThat(a.channels().registry().lookup("leaving-send").tryRecv()).isNull();
         assertThat(a.channels().send("leaving-recv", F.numberNode(1), Duration.ofMillis(200)).block(Duration.ofSeconds(5)).sent()).isFalse();
 
         // an operation that completed before its withdrawal arrived is answered with what it did, not "shutdown"
@@ -240,7 +247,7 @@ abstract class ChannelForwardingContract extends NatsTestBase {
                 null, null));
         Forwarded.Reply late = Forwarded.reply(raw.nats().request(subject, withdraw, Duration.ofSeconds(5)).getData());
         assertThat(late.sent()).as("%s", late).isTrue();
-        assertThat(a.channels().lookup("leaving-buf").len()).isEqualTo(1);
+        assertThat(a.channels().registry().lookup("leaving-buf").len()).isEqualTo(1);
         byte[] unknown = Forwarded.encode(new Forwarded.Request(Forwarded.WITHDRAW, "req-never", "leaving-buf", buf.incarnation(), null,
                 null, null));
         assertThat(Forwarded.reply(raw.nats().request(subject, unknown, Duration.ofSeconds(5)).getData()).status())
@@ -251,15 +258,15 @@ abstract class ChannelForwardingContract extends NatsTestBase {
     void aValueWhoseCallerNeverConfirmsGoesBackIntoTheChannel() throws Exception {
         Node a = node("a");
         ChannelHome home = make(a, "buf", 10);
-        a.channels().lookup("buf").sendAsync(F.textNode("v"));
+        a.channels().registry().lookup("buf").sendAsync(F.textNode("v"));
         ClusterConnection raw = nodes.connect("raw");
         byte[] recv = Forwarded.encode(new Forwarded.Request(Forwarded.RECV, "req-x", "buf", home.incarnation(), 1000L, null, null));
         Message m = raw.nats().request(ClusterLayout.channelSubject("a"), recv, Duration.ofSeconds(5));
         assertThat(Forwarded.reply(m.getData()).value().asText()).isEqualTo("v");
-        assertThat(a.channels().lookup("buf").len()).isZero();
+        assertThat(a.channels().registry().lookup("buf").len()).isZero();
         // the caller "died" with the reply in hand: no confirm comes
-        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> a.channels().lookup("buf").len() == 1)).as("put back").isTrue();
-        assertThat(a.directory().valuesPutBack()).isEqualTo(1);
+        assertThat(Await.holdsWithin(Duration.ofSeconds(15), () -> a.channels().registry().lookup("buf").len() == 1)).as("put back").isTrue();
+        assertThat(a.forwarder().valuesPutBack()).isEqualTo(1);
     }
 
     @Test
@@ -267,21 +274,20 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome home = make(a, "orphan", 0);
-        Mono<ChannelOutcome.Recv> waiting = b.directory().recv(home, Duration.ofSeconds(30));
+        Mono<ChannelOutcome.Recv> waiting = b.forwarder().recv(home, Duration.ofSeconds(30));
         var pending = waiting.toFuture();
         sleep(300);
         // SIGKILL of node a: its connection drops, its heartbeat stops, nothing is cleaned up
         a.nodes().abandon();
         a.conn().close();
         long t0 = System.nanoTime();
-        assertThatThrownBy(() -> b.directory().send(home, F.textNode("x"), Duration.ofSeconds(30)).block(Duration.ofSeconds(60)))
-                .isInstanceOf(ChannelException.class).satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.LOST))
-                .hasMessageContaining("orphan");
+        assertThatThrownBy(() -> b.forwarder().send(home, F.textNode("x"), Duration.ofSeconds(30)).block(Duration.ofSeconds(60)))
+                .isInstanceOf(GoneException.class).hasMessageContaining("orphan");
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertThat(ms).as("lost within about a node TTL, not after the 30 s timeout").isLessThan(10_000);
         assertThatThrownBy(() -> pending.get(10, java.util.concurrent.TimeUnit.SECONDS))
                 .as("a receive that was waiting when the home died ends as lost too, long before its 30 s")
-                .hasCauseInstanceOf(ChannelException.class);
+                .hasCauseInstanceOf(GoneException.class);
         assertThat(b.directory().unregister("orphan")).as("a lost channel can be deleted from any node").isTrue();
         assertThat(b.directory().home("orphan")).isEmpty();
     }
@@ -291,12 +297,13 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome old = make(a, "before", 0);
+        a.forwarder().close();
         a.directory().close();
         a.nodes().close();
         a.conn().close();
         Node again = node("a"); // same id, new incarnation
-        assertThatThrownBy(() -> b.directory().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
-                .isInstanceOf(ChannelException.class).satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.LOST));
+        assertThatThrownBy(() -> b.forwarder().send(old, F.textNode("x"), Duration.ofSeconds(5)).block(Duration.ofSeconds(20)))
+                .isInstanceOf(GoneException.class);
         assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().home("before").isEmpty()))
                 .as("the restarted node removed the entries of its previous life").isTrue();
         assertThat(again.directory().localIncarnation()).isNotEqualTo(old.incarnation());
@@ -307,21 +314,21 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         ChannelHome home = make(a, "c", 2);
-        b.directory().send(home, F.textNode("kept"), Duration.ofSeconds(1)).block();
+        b.forwarder().send(home, F.textNode("kept"), Duration.ofSeconds(1)).block();
         var waitingRecv = a.channels().recv("c", Duration.ofSeconds(5)); // drains "kept" at once
         assertThat(waitingRecv.block().value().asText()).isEqualTo("kept");
-        b.directory().send(home, F.textNode("buffered"), Duration.ofSeconds(1)).block();
-        ChannelOutcome.State st = b.directory().describe(home).block().orElseThrow();
+        b.forwarder().send(home, F.textNode("buffered"), Duration.ofSeconds(1)).block();
+        ChannelOutcome.State st = b.forwarder().describe(home).block().orElseThrow();
         assertThat(st.len()).isEqualTo(1);
         assertThat(st.capacity()).isEqualTo(2);
-        b.directory().close(home).block(Duration.ofSeconds(5));
-        assertThatThrownBy(() -> b.directory().close(home).block(Duration.ofSeconds(5))).isInstanceOf(ChannelException.class)
-                .satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.CLOSED));
-        assertThatThrownBy(() -> b.directory().send(home, F.textNode("late"), Duration.ofSeconds(1)).block(Duration.ofSeconds(5)))
-                .isInstanceOf(ChannelException.class);
-        ChannelOutcome.Recv r = b.directory().recv(home, Duration.ofSeconds(1)).block();
+        b.forwarder().close(home).block(Duration.ofSeconds(5));
+        assertThatThrownBy(() -> b.forwarder().close(home).block(Duration.ofSeconds(5))).isInstanceOf(ConflictException.class)
+                .satisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_CLOSED));
+        assertThatThrownBy(() -> b.forwarder().send(home, F.textNode("late"), Duration.ofSeconds(1)).block(Duration.ofSeconds(5)))
+                .isInstanceOf(ConflictException.class);
+        ChannelOutcome.Recv r = b.forwarder().recv(home, Duration.ofSeconds(1)).block();
         assertThat(r.value().asText()).as("buffered values stay receivable after close").isEqualTo("buffered");
-        ChannelOutcome.Recv end = b.directory().recv(home, Duration.ofSeconds(1)).block();
+        ChannelOutcome.Recv end = b.forwarder().recv(home, Duration.ofSeconds(1)).block();
         assertThat(end.received()).isTrue();
         assertThat(end.ok()).as("closed and drained").isFalse();
     }
@@ -331,8 +338,8 @@ abstract class ChannelForwardingContract extends NatsTestBase {
         Node a = node("a");
         Node b = node("b");
         make(a, "shared", 0);
-        assertThatThrownBy(() -> b.directory().register("shared", 0, Instant.now())).isInstanceOf(ChannelException.class)
-                .satisfies(e -> assertThat(((ChannelException) e).kind()).isEqualTo(ChannelException.Kind.EXISTS));
+        assertThatThrownBy(() -> b.directory().register("shared", 0, Instant.now())).isInstanceOf(ConflictException.class)
+                .satisfies(e -> assertThat(((ConflictException) e).reason()).isEqualTo(ConflictException.Reason.CHANNEL_EXISTS));
         assertThat(Await.holdsWithin(Duration.ofSeconds(5), () -> b.directory().list().size() == 1)).isTrue();
         assertThat(b.directory().unregister("shared")).as("only its home (or anyone once it is lost) removes it").isFalse();
         assertThat(a.directory().unregister("shared")).isTrue();

@@ -2,7 +2,7 @@ package io.gosched.cluster.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.job.spi.JobTicket;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 

@@ -11,10 +11,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.gosched.api.error.BackendFullException;
-import io.gosched.api.error.BackendUnavailableException;
-import io.gosched.api.job.spi.JobLease;
-import io.gosched.api.job.spi.JobTicket;
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.error.BackendUnavailableException;
+import io.gosched.service.job.spi.JobLease;
+import io.gosched.service.job.spi.JobTicket;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterMetrics;
@@ -32,11 +32,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The job queue's promises, against a real NATS server: those of every queue
- * ({@link io.gosched.api.job.spi.JobQueueContract}, which the in-memory queue passes too), and
+ * ({@link io.gosched.service.job.spi.JobQueueContract}, which the in-memory queue passes too), and
  * JetStream's own: renewals, the server's dedupe and purge, limits, outages, durability. Each test
  * gets a fresh server; "nodes" are separate connections.
  */
-abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.api.job.spi.JobQueueContract {
+abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.service.job.spi.JobQueueContract {
 
     static final Duration ACK_WAIT = Duration.ofSeconds(1);
 

@@ -7,12 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-import io.gosched.api.error.BackendFullException;
-import io.gosched.api.error.BackendUnavailableException;
-import io.gosched.api.job.JobState;
-import io.gosched.api.job.spi.IdempotencyEntry;
-import io.gosched.api.job.spi.JobRecord;
-import io.gosched.api.job.spi.Versioned;
+import io.gosched.service.error.BackendFullException;
+import io.gosched.service.error.BackendUnavailableException;
+import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.IdempotencyEntry;
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.job.spi.Versioned;
 import io.gosched.cluster.ClusterProperties;
 import io.gosched.cluster.NatsTestBase;
 import org.junit.jupiter.api.Test;
@@ -27,11 +27,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The job store's promises against a real NATS server, those of every store
- * ({@link io.gosched.api.job.spi.JobStoreContract}, which the in-memory store passes too) and more: compare-and-set that loses no update
+ * ({@link io.gosched.service.job.spi.JobStoreContract}, which the in-memory store passes too) and more: compare-and-set that loses no update
  * across nodes, one winner of an Idempotency-Key race, watches in revision order, retention,
  * limits, durability through a SIGKILL.
  */
-abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.api.job.spi.JobStoreContract {
+abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.service.job.spi.JobStoreContract {
 
     @Override
     public NatsJobStore store(String node) {

@@ -1,7 +1,7 @@
 package io.gosched.web.telemetry;
 
-import io.gosched.api.budget.OpenLimit;
-import io.gosched.api.budget.ServiceBudget;
+import io.gosched.service.budget.OpenLimit;
+import io.gosched.service.budget.ServiceBudget;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;

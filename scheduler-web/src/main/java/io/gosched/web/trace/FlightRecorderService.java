@@ -1,9 +1,9 @@
 package io.gosched.web.trace;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.budget.MemoryBudget;
-import io.gosched.api.budget.Retained;
-import io.gosched.api.budget.ServiceBudget;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.budget.MemoryBudget;
+import io.gosched.service.budget.Retained;
+import io.gosched.service.budget.ServiceBudget;
 import io.gosched.runtime.FlightRecorder;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.LatencyHistogram;
@@ -79,11 +79,11 @@ public class FlightRecorderService implements DisposableBean {
     static final long EVENT_BYTES = 52;
 
     @Autowired
-    public FlightRecorderService(FlightProperties properties, GoRuntime runtime, ApiMetrics metrics, ServiceBudget budget) {
+    public FlightRecorderService(FlightProperties properties, GoRuntime runtime, ServiceMetrics metrics, ServiceBudget budget) {
         this(properties, runtime, metrics, budget.memory());
     }
 
-    FlightRecorderService(FlightProperties properties, GoRuntime runtime, ApiMetrics metrics, MemoryBudget budget) {
+    FlightRecorderService(FlightProperties properties, GoRuntime runtime, ServiceMetrics metrics, MemoryBudget budget) {
         this.budget = budget;
         this.properties = properties;
         this.runtime = runtime;

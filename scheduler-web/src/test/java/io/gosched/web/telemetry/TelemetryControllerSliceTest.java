@@ -2,10 +2,10 @@ package io.gosched.web.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.budget.MemoryBudget;
-import io.gosched.api.budget.OpenLimit;
-import io.gosched.api.budget.Retained;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.budget.MemoryBudget;
+import io.gosched.service.budget.OpenLimit;
+import io.gosched.service.budget.Retained;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.testing.Await;
 import java.time.Duration;
@@ -38,7 +38,7 @@ class TelemetryControllerSliceTest {
 
     static final VirtualTimeScheduler CLOCK = VirtualTimeScheduler.create();
     static final OpenLimit ONE_STREAM = new OpenLimit("gosched.api.admission.max-open-streams", 1, "SSE streams",
-            Retained.STREAMS, 1024, new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ApiMetrics(null)));
+            Retained.STREAMS, 1024, new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ServiceMetrics(null)));
 
     @TestConfiguration(proxyBeanMethods = false)
     static class Stream {

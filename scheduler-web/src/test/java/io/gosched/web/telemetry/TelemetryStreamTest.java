@@ -1,11 +1,13 @@
 package io.gosched.web.telemetry;
 
+import io.gosched.service.error.ServiceException;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.budget.MemoryBudget;
-import io.gosched.api.budget.OpenLimit;
-import io.gosched.api.budget.Retained;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.budget.MemoryBudget;
+import io.gosched.service.budget.OpenLimit;
+import io.gosched.service.budget.Retained;
 import io.gosched.api.error.ApiProblem;
 import java.time.Duration;
 import java.util.List;
@@ -27,7 +29,7 @@ class TelemetryStreamTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final AtomicLong base = new AtomicLong();
-    private final MemoryBudget budget = new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ApiMetrics(null));
+    private final MemoryBudget budget = new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ServiceMetrics(null));
     /**
      * The stream's clock: nothing moves until a test advances it, so every interval below is
      * asserted to the millisecond and no test waits on the wall clock or the machine's load.
@@ -148,8 +150,8 @@ class TelemetryStreamTest {
         assertThat(budget.held(Retained.STREAMS)).isEqualTo(2 * 16384);
         StepVerifier.create(s.events(Duration.ofSeconds(1)))
                 .expectErrorSatisfies(e -> {
-                    assertThat(e).isInstanceOf(ApiProblem.class);
-                    ApiProblem p = (ApiProblem) e;
+                    assertThat(e).isInstanceOf(ServiceException.class);
+                    ApiProblem p = ApiProblem.of((ServiceException) e); // as the problem handler answers it
                     assertThat(p.getStatusCode().value()).isEqualTo(429);
                     assertThat(p.getHeaders().getFirst("Retry-After")).isEqualTo("1");
                     assertThat(p.getBody().getDetail()).contains("2 SSE streams", "gosched.api.admission.max-open-streams");

@@ -2,8 +2,8 @@ package io.gosched.web.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.budget.MemoryBudget;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.budget.MemoryBudget;
 import io.gosched.api.error.ApiExceptionHandler;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
@@ -44,8 +44,8 @@ class FlightControllerSliceTest {
         @Bean
         FlightRecorderService flightRecorderService() {
             var on = new FlightProperties(true, Duration.ofSeconds(5), 65_536, 2, Duration.ZERO, false, null, Duration.ofHours(1));
-            return new FlightRecorderService(on, RUNTIME, new ApiMetrics(null),
-                    new MemoryBudget(256L << 20, Duration.ofSeconds(1), new ApiMetrics(null)));
+            return new FlightRecorderService(on, RUNTIME, new ServiceMetrics(null),
+                    new MemoryBudget(256L << 20, Duration.ofSeconds(1), new ServiceMetrics(null)));
         }
     }
 
@@ -116,8 +116,8 @@ class FlightControllerSliceTest {
     @Test
     void withTheRecorderOffEveryEndpointIsA404ProblemSayingHowToTurnItOn() {
         var off = new FlightProperties(false, Duration.ofSeconds(5), 65_536, 2, Duration.ZERO, false, null, Duration.ofHours(1));
-        FlightRecorderService service = new FlightRecorderService(off, RUNTIME, new ApiMetrics(null),
-                new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ApiMetrics(null)));
+        FlightRecorderService service = new FlightRecorderService(off, RUNTIME, new ServiceMetrics(null),
+                new MemoryBudget(1 << 20, Duration.ofSeconds(1), new ServiceMetrics(null)));
         WebTestClient client = WebTestClient.bindToController(new FlightController(service))
                 .controllerAdvice(new ApiExceptionHandler()).build();
         for (String uri : List.of("/api/v1/trace/flight", "/api/v1/trace/flight/snapshots", "/api/v1/trace/flight/snapshots/1")) {

@@ -3,9 +3,9 @@ package io.gosched.web.trace;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gosched.testing.Await;
-import io.gosched.api.ApiMetrics;
-import io.gosched.api.budget.MemoryBudget;
-import io.gosched.api.budget.Retained;
+import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.budget.MemoryBudget;
+import io.gosched.service.budget.Retained;
 import io.gosched.runtime.GoRuntime;
 import io.gosched.runtime.SchedulerConfig;
 import java.time.Duration;
@@ -28,7 +28,7 @@ class FlightRecorderServiceTest {
     }
 
     static MemoryBudget budget(long bytes) {
-        return new MemoryBudget(bytes, Duration.ofSeconds(1), new ApiMetrics(null));
+        return new MemoryBudget(bytes, Duration.ofSeconds(1), new ServiceMetrics(null));
     }
 
     @Test
@@ -45,7 +45,7 @@ class FlightRecorderServiceTest {
     @Test
     void aLatencyAboveTheBoundKeepsOneSnapshotPerMinInterval() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            FlightRecorderService s = new FlightRecorderService(props(true, Duration.ofNanos(1), Duration.ofHours(1)), rt, new ApiMetrics(null), budget(1L << 40));
+            FlightRecorderService s = new FlightRecorderService(props(true, Duration.ofNanos(1), Duration.ofHours(1)), rt, new ServiceMetrics(null), budget(1L << 40));
             try {
                 for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); s.kept().isEmpty() && System.nanoTime() < deadline; ) {
                     churn(rt);
@@ -79,7 +79,7 @@ class FlightRecorderServiceTest {
     @Test
     void aFailedJobTriggersAndOtherOutcomesDoNot() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            ApiMetrics metrics = new ApiMetrics(null);
+            ServiceMetrics metrics = new ServiceMetrics(null);
             MemoryBudget budget = budget(1L << 40);
             FlightRecorderService s = new FlightRecorderService(props(true, null, Duration.ZERO), rt, metrics, budget);
             try {
@@ -109,7 +109,7 @@ class FlightRecorderServiceTest {
     @Test
     void aSnapshotTheBudgetHasNoRoomForIsNotKept() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            ApiMetrics metrics = new ApiMetrics(null);
+            ServiceMetrics metrics = new ServiceMetrics(null);
             MemoryBudget budget = budget(1_000);
             FlightRecorderService s = new FlightRecorderService(props(true, null, Duration.ZERO), rt, metrics, budget);
             try {
@@ -127,7 +127,7 @@ class FlightRecorderServiceTest {
     @Test
     void offMeansNoRecorderAnd404() throws Exception {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(1).build())) {
-            FlightRecorderService s = new FlightRecorderService(props(false, null, Duration.ZERO), rt, new ApiMetrics(null), budget(1L << 40));
+            FlightRecorderService s = new FlightRecorderService(props(false, null, Duration.ZERO), rt, new ServiceMetrics(null), budget(1L << 40));
             assertThat(s.snapshot()).isEmpty();
             WebTestClient c = WebTestClient.bindToController(new FlightController(s))
                     .controllerAdvice(new io.gosched.api.error.ApiExceptionHandler()).build();

@@ -1,0 +1,39 @@
+package io.gosched.service.job;
+
+import java.time.Instant;
+
+import io.gosched.service.workload.Workload;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A validated job request.
+ *
+ * @param workload   what runs
+ * @param template   the template's name when the job was submitted by template, else null
+ * @param params     the template's parameters as sent, else null
+ * @param timeoutMs  the deadline of each attempt
+ * @param priority   0 (lowest) to 9 (highest); FIFO within a level
+ * @param notBefore  earliest start, or null
+ * @param retry      automatic retries after a failure or a timeout
+ * @param name       a free label for people, or null
+ */
+public record JobSpec(Workload workload, String template, JsonNode params, long timeoutMs, int priority, Instant notBefore,
+        RetryPolicy retry, String name) {
+
+    public static final int MIN_PRIORITY = 0;
+    public static final int MAX_PRIORITY = 9;
+    public static final int DEFAULT_PRIORITY = 5;
+
+    /**
+     * Attempts in all (1 = no retry) and the back-off before attempt n+1:
+     * {@code backoffMs * multiplier^(n-1)}, capped at {@code maxBackoffMs}.
+     */
+    public record RetryPolicy(int maxAttempts, long backoffMs, double multiplier, long maxBackoffMs) {
+        public static final RetryPolicy NONE = new RetryPolicy(1, 0, 1.0, 0);
+
+        long backoffBefore(int attempt) {
+            double d = backoffMs * Math.pow(multiplier, Math.max(0, attempt - 2));
+            return (long) Math.min(maxBackoffMs, d);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package io.gosched.service.job;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Set;
+
+import io.gosched.service.ServiceProperties;
+import io.gosched.service.error.InvalidRequestException;
+import io.gosched.service.workload.JsonInput;
+import io.gosched.service.error.Violation;
+import io.gosched.service.workload.Workload;
+import io.gosched.service.workload.WorkloadParser;
+import io.gosched.service.workload.WorkloadTemplates;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Reads the body of POST /api/v1/jobs:
+ * <pre>
+ * { "workload": {...} | "template": NAME, "params": {...}?,
+ *   "timeoutMs": n?, "priority": 0..9?, "notBefore": RFC 3339 instant?, "name": string?,
+ *   "retry": {"maxAttempts": n, "backoffMs": n?, "multiplier": x?}? }
+ * </pre>
+ * Every violation is collected with its JSON pointer. Thread-safe.
+ */
+final class JobSpecParser {
+
+    private static final Set<String> FIELDS = Set.of("workload", "template", "params", "timeoutMs", "priority", "notBefore",
+            "retry", "name");
+    private static final Set<String> RETRY_FIELDS = Set.of("maxAttempts", "backoffMs", "multiplier");
+
+    private final WorkloadParser workloads;
+    private final WorkloadTemplates templates;
+    private final ServiceProperties.Limits limits;
+
+    JobSpecParser(WorkloadParser workloads, WorkloadTemplates templates) {
+        this.workloads = workloads;
+        this.templates = templates;
+        this.limits = workloads.limits();
+    }
+
+    /** @throws InvalidRequestException listing every violation */
+    JobSpec parse(JsonNode body, Instant now) {
+        JsonInput in = new JsonInput();
+        if (!in.object(body, "")) {
+            in.throwIfInvalid();
+        }
+        in.onlyFields(body, "", FIELDS);
+        boolean hasWorkload = body.has("workload") && !body.get("workload").isNull();
+        boolean hasTemplate = body.has("template") && !body.get("template").isNull();
+        Workload workload = null;
+        String template = null;
+        JsonNode params = body.get("params");
+        if (hasWorkload == hasTemplate) {
+            in.violation("", "needs exactly one of 'workload' (a workload object) or 'template' (a template name)");
+        } else if (hasWorkload) {
+            if (params != null) {
+                in.violation("/params", "only goes with 'template'");
+            }
+            workload = workloads.parse(body.get("workload"), "/workload", in);
+        } else {
+            template = in.name(body, "", "template", true);
+            if (template != null && !templates.exists(template)) {
+                in.violation("/template", "unknown template '" + template + "' (see GET /api/v1/workloads)");
+            } else if (template != null) {
+                JsonNode expanded = templates.expand(template, params, "/params", in);
+                if (expanded != null) {
+                    try {
+                        workload = workloads.parse(expanded, "");
+                    } catch (InvalidRequestException e) {
+                        // A parameter combination that breaks a limit: name the params, say which limit.
+                        for (Violation v : e.violations()) {
+                            in.violation("/params", "these parameters exceed a limit: " + v.detail());
+                        }
+                    }
+                }
+            }
+        }
+        long timeoutMs = in.integer(body, "", "timeoutMs", 1, limits.maxTimeoutMs(), limits.defaultTimeoutMs(), false);
+        int priority = (int) in.integer(body, "", "priority", JobSpec.MIN_PRIORITY, JobSpec.MAX_PRIORITY, JobSpec.DEFAULT_PRIORITY, false);
+        Instant notBefore = null;
+        String nb = in.string(body, "", "notBefore", false);
+        if (nb != null) {
+            try {
+                notBefore = Instant.parse(nb);
+                if (notBefore.isAfter(now.plusMillis(limits.maxDelayMs()))) {
+                    in.violation("/notBefore", "is more than " + limits.maxDelayMs() + " ms in the future");
+                }
+            } catch (DateTimeParseException e) {
+                in.violation("/notBefore", "must be an RFC 3339 instant such as 2026-01-02T03:04:05Z");
+            }
+        }
+        JobSpec.RetryPolicy retry = JobSpec.RetryPolicy.NONE;
+        JsonNode r = body.get("retry");
+        if (r != null && !r.isNull() && in.object(r, "/retry")) {
+            in.onlyFields(r, "/retry", RETRY_FIELDS);
+            int max = (int) in.integer(r, "/retry", "maxAttempts", 1, limits.maxAttempts(), 1, true);
+            long backoff = in.integer(r, "/retry", "backoffMs", 0, limits.maxDelayMs(), 1000, false);
+            double mult = in.number(r, "/retry", "multiplier", 1.0, 10.0, 2.0);
+            retry = new JobSpec.RetryPolicy(max, backoff, mult, limits.maxDelayMs());
+        }
+        String name = in.string(body, "", "name", false);
+        if (name != null && name.length() > 200) {
+            in.violation("/name", "must be at most 200 characters");
+        }
+        in.throwIfInvalid();
+        return new JobSpec(workload, template, template == null ? null : params, timeoutMs, priority, notBefore, retry, name);
+    }
+}

@@ -1,0 +1,80 @@
+package io.gosched.service.job;
+
+import java.time.Instant;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.workload.WorkloadParser;
+import io.gosched.service.workload.WorkloadTemplates;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Job requests as specs: the one parser of job bodies ({@link JobSpecParser}, which is where a
+ * new kind of job plugs in), and the specs of the jobs queued on a node whose store is its own
+ * memory, kept from submission to claim so that no job is parsed twice however deep the queue.
+ *
+ * <p>What the kept specs hold is what the in-memory store's charge for a request estimates
+ * ({@link JobMemory#requestBytes}: the parsed request; the store charges its JSON text on top),
+ * so together they stay within the budget. Where the store is shared, another node may claim the
+ * job: nothing is kept ({@link #remember} is not called). Thread-safe.
+ */
+public final class JobSpecs {
+
+    /** A kept spec and its request's bytes, worked out once at submission. */
+    private record Kept(JobSpec spec, long requestBytes) {}
+
+    private final JobSpecParser parser;
+    private final ConcurrentHashMap<String, Kept> kept = new ConcurrentHashMap<>();
+
+    public JobSpecs(WorkloadParser workloads, WorkloadTemplates templates) {
+        this.parser = new JobSpecParser(workloads, templates);
+    }
+
+    /**
+     * A submission's body as a spec.
+     *
+     * @throws io.gosched.service.error.InvalidRequestException listing every violation
+     */
+    JobSpec parse(JsonNode body, Instant now) {
+        return parser.parse(body, now);
+    }
+
+    /** The spec of a stored request, parsed again with its submission time as "now". */
+    JobSpec parse(JobRecord.Spec stored) {
+        return parser.parse(stored.request(), stored.submittedAt());
+    }
+
+    /** Keeps job {@code id}'s spec until it is claimed or forgotten; before its record is stored, which sizes it from here. */
+    void remember(String id, JobSpec spec, long requestBytes) {
+        kept.put(id, new Kept(spec, requestBytes));
+    }
+
+    /** True if job {@code id}'s spec is kept here. */
+    boolean holds(String id) {
+        return kept.containsKey(id);
+    }
+
+    /** Job {@code id}'s kept spec, no longer kept (its claim); null if none. */
+    JobSpec take(String id) {
+        Kept k = kept.remove(id);
+        return k == null ? null : k.spec();
+    }
+
+    /** Job {@code id} will not be claimed here (cancelled, stale, lost, or never stored). */
+    void forget(String id) {
+        kept.remove(id);
+    }
+
+    /**
+     * What a record's request weighs in the memory budget ({@link JobMemory#requestBytes}): the
+     * in-memory store's charge. A record being submitted here is sized already (see
+     * {@link #remember}); another one is parsed for it.
+     */
+    public long requestBytes(JobRecord r) {
+        Kept k = kept.get(r.id());
+        if (k != null) {
+            return k.requestBytes();
+        }
+        return r.spec().request() == null ? JobMemory.JOB_BYTES : JobMemory.requestBytes(parse(r.spec()));
+    }
+}

@@ -1,0 +1,70 @@
+package io.gosched.service.job;
+
+import java.time.Instant;
+import java.util.List;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.swagger.v3.oas.annotations.media.Schema;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A job as GET /api/v1/jobs/{id} shows it: a consistent snapshot.
+ *
+ * @param leakedGoroutines  how many of the job's goroutines (labelled {@code job=<id>}) the runtime found leaked:
+ *                       blocked for ever on a channel, select or sync object nothing can reach any more
+ *                       ({@code GET /api/v1/debug/goroutines/leaked} lists them); absent when none. Cluster
+ *                       mode: known to the node that ran the leaking attempt only
+ * @param attempt        the attempt running now, or the last one that ran (0 before the first)
+ * @param maxAttempts    the highest attempt number the retry policy lets run without a manual retry: the policy's
+ *                       attempts counted from the last manual retry, so never below {@code attempt}
+ * @param startedAt      when the attempt running now started; absent while queued, also after a retry
+ * @param maxGoroutines  what admission control reserved for one attempt
+ * @param node           cluster mode: the node running the job now, or the one that ran it last; absent before
+ *                       its first start and in embedded mode
+ * @param result         only when succeeded: the last value a recv step took (null if none)
+ * @param error          only when failed: the failing step's JSON pointer and why; reason {@code panic} when an
+ *                       exception escaped one of the job's goroutines, its detail then names the goroutine and
+ *                       the exception and holds the traceback of the job's goroutines (at most 64 KiB, said
+ *                       when truncated)
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
+        long timeoutMs, Instant submittedAt, Instant notBefore, Instant queuedAt, Instant startedAt, Instant finishedAt,
+        Long durationMs, Counters counters,
+        @Schema(description = "How many of the job's goroutines the runtime found leaked (blocked for ever on a channel, select or sync"
+                + " object nothing can reach; listed at /api/v1/debug/goroutines/leaked); absent when none. Cluster mode: known to the"
+                + " node that ran the leaking attempt only", minimum = "1", nullable = true) Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
+        @Schema(description = "The attempts that ended, oldest first (the last 20): number, node, start, end, outcome and error of "
+                + "each; absent before the first ended") List<AttemptView> attempts) {
+
+    /**
+     * One attempt that ended.
+     *
+     * @param outcome  {@code succeeded}, {@code failed}, {@code timed_out}, {@code cancelled}, or {@code lost} (its
+     *                 node stopped answering before it ended)
+     */
+    @Schema(name = "JobAttempt")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record AttemptView(int number, String node, Instant startedAt, Instant finishedAt, Long durationMs,
+            @Schema(allowableValues = {"succeeded", "failed", "timed_out", "cancelled", "lost"}) String outcome, Error error) {}
+
+    /** Work done so far, all attempts added up; {@code liveGoroutines} is the current attempt's. */
+    public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
+
+    /** The result of a succeeded job. */
+    @Schema(name = "JobResult")
+    public record Result(@JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lastReceived) {}
+
+    /**
+     * Why a job failed.
+     *
+     * @param reason   {@code step} (a step failed; pointer names it), {@code timeout}, {@code refused} (the
+     *                 runtime would not start it), {@code lost} (cluster mode: every node that took it died)
+     *                 or {@code panic} (an exception escaped one of its goroutines; the detail holds the dump
+     *                 of the job's goroutines)
+     * @param pointer  the failing step's JSON pointer into the workload, "" for the job as a whole
+     * @param detail   what happened, for people
+     */
+    @Schema(name = "JobError")
+    public record Error(String reason, String pointer, String detail) {}
+}

@@ -1,0 +1,135 @@
+package io.gosched.service.workload;
+
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.gosched.service.budget.ByteShare;
+import io.gosched.service.budget.HeldValue;
+import io.gosched.service.budget.JsonSize;
+import io.gosched.context.CancelContext;
+import io.gosched.runtime.Chan;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * What one run (attempt) of a job shares between its goroutines: the context every step
+ * observes, the channels its steps name (and, for the named channels it shares with HTTP
+ * clients, their shares of the memory budget), its counters, and the first failure.
+ *
+ * <p>Thread-safe: goroutines of the run update it from any M.
+ */
+public final class Run {
+
+    /** A failure of one step, naming the step by its JSON pointer. */
+    public record Failure(String pointer, String detail) {}
+
+    private final CancelContext context;
+    private final Map<String, Chan<Object>> channels;
+    private final Map<String, ByteShare> shares;
+    /** {@link JsonSize} of each literal this run sent on a named channel, by identity: a loop sends the same node again. */
+    private final Map<JsonNode, Long> literalSizes = Collections.synchronizedMap(new IdentityHashMap<>());
+
+    final AtomicLong goroutinesSpawned = new AtomicLong();
+    final AtomicLong messagesSent = new AtomicLong();
+    final AtomicLong messagesReceived = new AtomicLong();
+    final AtomicLong stepsRun = new AtomicLong();
+    /** Goroutines of this run not yet ended, the main one included. Zero once {@link Interpreter#run} returns. */
+    final AtomicInteger live = new AtomicInteger();
+    final AtomicReference<JsonNode> lastReceived = new AtomicReference<>();
+    private final AtomicReference<Failure> failure = new AtomicReference<>();
+
+    /**
+     * @param context   cancelled by DELETE, by the deadline, or by the run itself on its first failure
+     * @param channels  every channel name the workload uses, resolved before the run starts
+     */
+    public Run(CancelContext context, Map<String, Chan<Object>> channels) {
+        this(context, channels, Map.of());
+    }
+
+    /**
+     * @param shares  the budget shares of the named channels among {@code channels}: values sent on
+     *                them travel as {@link HeldValue}s charged to the share
+     */
+    public Run(CancelContext context, Map<String, Chan<Object>> channels, Map<String, ByteShare> shares) {
+        this.context = context;
+        this.channels = Map.copyOf(channels);
+        this.shares = Map.copyOf(shares);
+    }
+
+    public CancelContext context() {
+        return context;
+    }
+
+    Chan<Object> channel(String name) {
+        Chan<Object> ch = channels.get(name);
+        if (ch == null) {
+            // The parser collected every name and the job service resolved them all: a miss is a bug here.
+            throw new IllegalStateException("channel '" + name + "' was not resolved before the run");
+        }
+        return ch;
+    }
+
+    /**
+     * The element a send of {@code value} on {@code channel} puts into it: the literal itself on
+     * the run's own channel (the request pays for it), a {@link HeldValue} charged to the share
+     * on a named one, or null while that share or the budget has no room.
+     */
+    Object offer(String channel, JsonNode value) {
+        ByteShare share = shares.get(channel);
+        if (share == null) {
+            return value;
+        }
+        long bytes = literalSizes.computeIfAbsent(value, JsonSize::of);
+        return HeldValue.tryOffer(share, value, bytes);
+    }
+
+    /**
+     * A channel closed at the next release of budget bytes. Take it before trying again to
+     * {@link #offer}, then wait on it: a release in between is not missed.
+     */
+    Chan<Object> budgetFreed() {
+        Chan<Object> freed = Chan.make();
+        shares.values().iterator().next().budget().whenFreed(freed::close);
+        return freed;
+    }
+
+    /**
+     * Records {@code f} if it is the run's first failure and cancels the run's context, so that
+     * every other goroutine of the run ends too (errgroup semantics).
+     */
+    public void fail(Failure f) {
+        failure.compareAndSet(null, f);
+        context.cancel();
+    }
+
+    public Failure failure() {
+        return failure.get();
+    }
+
+    public long goroutinesSpawned() {
+        return goroutinesSpawned.get();
+    }
+
+    public long messagesSent() {
+        return messagesSent.get();
+    }
+
+    public long messagesReceived() {
+        return messagesReceived.get();
+    }
+
+    public long stepsRun() {
+        return stepsRun.get();
+    }
+
+    public int liveGoroutines() {
+        return live.get();
+    }
+
+    public JsonNode lastReceived() {
+        return lastReceived.get();
+    }
+}
