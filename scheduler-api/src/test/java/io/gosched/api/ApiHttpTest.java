@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 import io.gosched.api.testapp.TestApplication;
 import io.gosched.runtime.GoRuntime;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 
 import io.gosched.api.ApiProperties;
-import io.gosched.api.openapi.OpenApiDocument;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Flux;
@@ -83,12 +82,6 @@ public class ApiSecurityAutoConfiguration {
                 env.getProperty("springdoc.api-docs.path", defaults.apiDocs()),
                 env.getProperty("springdoc.swagger-ui.path", defaults.swaggerUi()),
                 env.getProperty("springdoc.webjars.prefix", defaults.webjars())), properties.prometheusPublic());
-    }
-
-    /** The security schemes, each operation's requirement and its error answers in the served OpenAPI document. */
-    @Bean
-    public OpenApiDocument goschedOpenApiDocument(AccessRules rules, ApiSecurityProperties properties, SecurityMode mode) {
-        return new OpenApiDocument(rules, properties.tokenUrl(), mode);
     }
 
     /**

@@ -9,7 +9,7 @@ import java.util.UUID;
 
 import io.gosched.service.error.BackendFullException;
 import io.gosched.service.error.BackendUnavailableException;
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 import io.gosched.service.job.spi.IdempotencyEntry;
 import io.gosched.service.job.spi.JobRecord;
 import io.gosched.service.job.spi.Versioned;

@@ -9,7 +9,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
-import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.error.RefusedException;
 import io.gosched.service.error.ServiceException;
@@ -104,7 +103,7 @@ public final class MemoryBudget {
 
     private final long max;
     private final Duration retryAfter;
-    private final ServiceMetrics metrics;
+    private final BudgetMeters metrics;
     private final AtomicLong used = new AtomicLong();
     private final AtomicLongArray held = new AtomicLongArray(KINDS.length);
     private final List<Reclaimer> reclaimers = new CopyOnWriteArrayList<>();
@@ -115,7 +114,7 @@ public final class MemoryBudget {
      * @param retryAfter  what {@code Retry-After} says on a refusal
      * @param metrics     where refusals are counted
      */
-    public MemoryBudget(long maxBytes, Duration retryAfter, ServiceMetrics metrics) {
+    public MemoryBudget(long maxBytes, Duration retryAfter, BudgetMeters metrics) {
         if (maxBytes <= 0) {
             throw new IllegalArgumentException("budget must be positive: " + maxBytes);
         }

@@ -2,7 +2,6 @@ package io.gosched.service.budget;
 
 import java.util.List;
 
-import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.ServiceProperties;
 
 /**
@@ -32,7 +31,7 @@ public record ServiceBudget(MemoryBudget memory, MemoryBudget.Sizes sizes, OpenL
      *
      * @throws IllegalStateException naming the property when a size does not fit the heap
      */
-    public static ServiceBudget of(ServiceProperties properties, long maxHeap, ServiceMetrics metrics) {
+    public static ServiceBudget of(ServiceProperties properties, long maxHeap, BudgetMeters metrics) {
         MemoryBudget.Sizes sizes = MemoryBudget.Sizes.of(properties.limits(), maxHeap);
         MemoryBudget memory = new MemoryBudget(sizes.maxRetainedBytes(), properties.admission().retryAfter(), metrics);
         ServiceProperties.Admission a = properties.admission();
@@ -45,7 +44,7 @@ public record ServiceBudget(MemoryBudget memory, MemoryBudget.Sizes sizes, OpenL
     }
 
     /** The budget on this JVM's heap. */
-    public static ServiceBudget of(ServiceProperties properties, ServiceMetrics metrics) {
+    public static ServiceBudget of(ServiceProperties properties, BudgetMeters metrics) {
         return of(properties, Runtime.getRuntime().maxMemory(), metrics);
     }
 }

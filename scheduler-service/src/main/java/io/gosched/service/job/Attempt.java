@@ -1,5 +1,6 @@
 package io.gosched.service.job;
 
+import io.gosched.service.job.spi.JobState;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

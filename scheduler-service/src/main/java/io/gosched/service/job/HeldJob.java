@@ -1,5 +1,6 @@
 package io.gosched.service.job;
 
+import io.gosched.service.job.spi.JobState;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.EnumSet;

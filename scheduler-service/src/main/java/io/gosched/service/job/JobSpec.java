@@ -1,5 +1,6 @@
 package io.gosched.service.job;
 
+import io.gosched.service.job.spi.JobTicket;
 import java.time.Instant;
 
 import io.gosched.service.workload.Workload;
@@ -20,8 +21,8 @@ import tools.jackson.databind.JsonNode;
 public record JobSpec(Workload workload, String template, JsonNode params, long timeoutMs, int priority, Instant notBefore,
         RetryPolicy retry, String name) {
 
-    public static final int MIN_PRIORITY = 0;
-    public static final int MAX_PRIORITY = 9;
+    public static final int MIN_PRIORITY = JobTicket.MIN_PRIORITY;
+    public static final int MAX_PRIORITY = JobTicket.MAX_PRIORITY;
     public static final int DEFAULT_PRIORITY = 5;
 
     /**

@@ -9,10 +9,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
+import io.gosched.service.budget.BudgetMeters;
 import io.gosched.service.budget.MemoryBudget;
 import io.gosched.service.budget.OpenLimit;
 import io.gosched.service.budget.Retained;
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -28,7 +29,7 @@ import io.micrometer.core.instrument.Timer;
  *
  * <p>Thread-safe; meters are created once and cached.
  */
-public final class ServiceMetrics {
+public final class ServiceMetrics implements BudgetMeters {
 
     private final MeterRegistry registry;
     private final Counter submitted;
@@ -82,6 +83,7 @@ public final class ServiceMetrics {
      * eviction counters start at zero for every value of their tag, so a dashboard sees a series
      * before the first refusal.
      */
+    @Override
     public void budget(MemoryBudget budget, OpenLimit streams, OpenLimit channelCalls, List<String> budgets) {
         if (registry == null) {
             return;
@@ -103,6 +105,7 @@ public final class ServiceMetrics {
     }
 
     /** A request refused by {@code budget} (the property's last segment, e.g. {@code max-retained-bytes}). */
+    @Override
     public void budgetRefused(String budget) {
         if (registry != null) {
             refusals(budget).increment();

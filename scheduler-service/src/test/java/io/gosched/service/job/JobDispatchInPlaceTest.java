@@ -4,7 +4,7 @@ import io.gosched.service.testing.TestChannels;
 
 import io.gosched.service.job.JobView;
 
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 
 
 import io.gosched.testing.Await;

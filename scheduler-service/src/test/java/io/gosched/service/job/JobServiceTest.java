@@ -6,7 +6,7 @@ import io.gosched.service.job.memory.InMemoryJobStore;
 
 import io.gosched.service.job.JobView;
 
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 
 import io.gosched.service.job.JobSpecParser;
 

@@ -2,7 +2,7 @@ package io.gosched.service.job;
 
 import io.gosched.service.job.JobView;
 
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 
 import java.time.Clock;
 import java.time.Duration;

@@ -18,7 +18,7 @@ import java.util.function.ToLongFunction;
 import io.gosched.service.budget.JsonSize;
 import io.gosched.service.budget.MemoryBudget;
 import io.gosched.service.budget.Retained;
-import io.gosched.service.job.JobState;
+import io.gosched.service.job.spi.JobState;
 import io.gosched.service.job.spi.IdempotencyEntry;
 import io.gosched.service.job.spi.JobRecord;
 import io.gosched.service.job.spi.JobStore;

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
-import io.gosched.service.job.JobState;
 import tools.jackson.databind.JsonNode;
 
 /**

@@ -4,8 +4,6 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
-import io.gosched.service.job.JobSpec;
-
 /**
  * A job waiting to run, as the queue carries it: which job, which of its tickets, and when and
  * where it may run. Everything else about the job lives in its {@link JobRecord}.
@@ -13,11 +11,16 @@ import io.gosched.service.job.JobSpec;
  * @param jobId      the job
  * @param number     the ticket's number, from 1: the record's {@link JobRecord.Status#ticket()} names the one
  *                   valid ticket, so an older one still in flight is recognisably stale
- * @param priority   {@value JobSpec#MIN_PRIORITY} (lowest) to {@value JobSpec#MAX_PRIORITY}; FIFO within a level
+ * @param priority   {@value #MIN_PRIORITY} (lowest) to {@value #MAX_PRIORITY}; FIFO within a level
  * @param notBefore  the queue never hands the ticket out before this instant; null: at once
  * @param node       only this node may pull the ticket (a job whose shared channels live there); null: any node
  */
 public record JobTicket(String jobId, long number, int priority, Instant notBefore, String node) {
+
+    /** The lowest priority; the queue keeps one FIFO per level. */
+    public static final int MIN_PRIORITY = 0;
+    /** The highest priority. */
+    public static final int MAX_PRIORITY = 9;
 
     /** What a node id may look like: it becomes a subject token and a consumer name. */
     public static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -33,7 +36,7 @@ public record JobTicket(String jobId, long number, int priority, Instant notBefo
         if (number < 1) {
             throw new IllegalArgumentException("ticket number must be at least 1: " + number);
         }
-        if (priority < JobSpec.MIN_PRIORITY || priority > JobSpec.MAX_PRIORITY) {
+        if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
             throw new IllegalArgumentException("priority must be between 0 and 9: " + priority);
         }
         if (node != null && !isToken(node)) {

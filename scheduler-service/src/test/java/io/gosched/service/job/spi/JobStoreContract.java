@@ -14,7 +14,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
-import io.gosched.service.job.JobState;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 

@@ -1,4 +1,4 @@
-package io.gosched.service.job;
+package io.gosched.service.job.spi;
 
 import java.util.Locale;
 
