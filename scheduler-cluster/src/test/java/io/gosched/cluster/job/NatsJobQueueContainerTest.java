@@ -11,7 +11,7 @@ import io.gosched.cluster.testing.RequiresDocker;
  * answers, failed there in CI ({@link RequiresDocker}).
  */
 @RequiresDocker
-class JobQueueContainerTest extends NatsJobQueueContract {
+class NatsJobQueueContainerTest extends NatsJobQueueContract {
 
     @Override
     protected NatsFixture startNats(Path dir) {

@@ -5,8 +5,8 @@ import java.nio.file.Path;
 import io.gosched.cluster.testing.NatsFixture;
 import io.gosched.cluster.testing.NatsServer;
 
-/** {@link NatsJobStoreContract} against Debian's nats-server; skipped, naming the binary, without it. */
-class JobStoreTest extends NatsJobStoreContract {
+/** {@link NatsJobQueueContract} against Debian's nats-server; skipped, naming the binary, without it. */
+class NatsJobQueueTest extends NatsJobQueueContract {
 
     @Override
     protected NatsFixture startNats(Path dir) {

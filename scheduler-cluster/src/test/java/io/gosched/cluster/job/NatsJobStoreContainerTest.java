@@ -11,7 +11,7 @@ import io.gosched.cluster.testing.RequiresDocker;
  * answers, failed there in CI ({@link RequiresDocker}).
  */
 @RequiresDocker
-class JobStoreContainerTest extends NatsJobStoreContract {
+class NatsJobStoreContainerTest extends NatsJobStoreContract {
 
     @Override
     protected NatsFixture startNats(Path dir) {
