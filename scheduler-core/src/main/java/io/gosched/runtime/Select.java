@@ -70,12 +70,28 @@ public final class Select {
 
     /** Blocks until one case proceeds; returns its index and, for a receive, the value and ok. */
     public static Selected select(SelectCase... cases) {
-        return selectgo(cases, true);
+        return selectgo(cases, true, WaitReason.SELECT);
+    }
+
+    /**
+     * {@link #select(SelectCase...)} whose goroutine, while parked, shows {@code waitReason} in
+     * goroutine dumps and traces instead of {@code "select"}: one of Go's strings, such as
+     * {@code "chan receive"}, {@code "chan send"} or {@code "sleep"}. For a select that stands for
+     * one operation to whoever reads a dump, as a receive that can also be cancelled through a
+     * context, or a sleep that can. Go has no such call: its {@code time.Sleep} and channel
+     * operations park with their own reasons, and the cancellable forms show "select".
+     * In a synctest bubble the reason stays "select" ("select (durable)"), since whether a wait
+     * is durable follows from its channels there, not from what the caller calls it.
+     *
+     * @throws IllegalArgumentException if waitReason is not one of Go's wait reasons
+     */
+    public static Selected select(String waitReason, SelectCase... cases) {
+        return selectgo(cases, true, WaitReason.named(waitReason));
     }
 
     /** Proceeds with a ready case if there is one; otherwise returns index -1 (Go's default). */
     public static Selected trySelect(SelectCase... cases) {
-        return selectgo(cases, false);
+        return selectgo(cases, false, WaitReason.SELECT);
     }
 
     /** Results shared by all send cases of small index (a send result carries no value). */
@@ -94,11 +110,11 @@ public final class Select {
      * Go's selectgo. Can be called by any goroutine or thread holding no runtime lock.
      * Go: runtime/select.go selectgo
      */
-    static Selected selectgo(SelectCase[] cases, boolean block) {
+    static Selected selectgo(SelectCase[] cases, boolean block, WaitReason reason) {
         G gp = Scheduler.getg();
         if (gp != null) {
             if (gp.status() == G.SYSCALL) {
-                return Scheduler.syscallCallback(gp, () -> selectgo(cases, block));
+                return Scheduler.syscallCallback(gp, () -> selectgo(cases, block, reason));
             }
             Scheduler.checkpoint(gp);
         }
@@ -228,7 +244,8 @@ public final class Select {
             gp.param = null;
             // The sudog list travels to the commit as its argument (Go reads it from gp.waiting).
             try {
-                Scheduler.gopark(SEL_PARK_COMMIT, head, durable && gp.bubble != null ? WaitReason.SYNCTEST_SELECT : WaitReason.SELECT);
+                Scheduler.gopark(SEL_PARK_COMMIT, head, gp.bubble == null ? reason
+                        : durable ? WaitReason.SYNCTEST_SELECT : WaitReason.SELECT);
             } catch (IllegalStateException pinned) {
                 // Could not park (pinned goroutine): no commit ran, every lock is still held and no
                 // waker saw the sudogs. Take them back off their queues, unlock, recycle.

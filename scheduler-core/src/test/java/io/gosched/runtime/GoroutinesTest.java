@@ -77,6 +77,39 @@ class GoroutinesTest {
         }
     }
 
+    /**
+     * A select that stands for one operation (a receive or a sleep that a context can also end)
+     * shows the reason its caller gives, in goroutine info and in the dump; a bare select shows
+     * "select"; a reason that is not Go's is refused.
+     */
+    @Test
+    void aSelectShowsTheWaitReasonItsCallerGives() throws Exception {
+        try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
+            rt.run(() -> {
+                Chan<Integer> ch = Chan.make();
+                Chan<Integer> done = Chan.make();
+                AtomicLong sleeper = new AtomicLong();
+                AtomicLong plain = new AtomicLong();
+                Go.go(() -> {
+                    sleeper.set(Go.goid());
+                    Select.select("sleep", Select.recv(ch), Select.recv(done));
+                });
+                Go.go(() -> {
+                    plain.set(Go.goid());
+                    Select.select(Select.recv(ch), Select.recv(done));
+                });
+                GoTesting.await("both started", () -> sleeper.get() != 0 && plain.get() != 0);
+                awaitWaiting(rt, sleeper.get(), "sleep");
+                awaitWaiting(rt, plain.get(), "select");
+                assertThat(rt.dumpGoroutines()).contains("goroutine " + sleeper.get() + " [sleep]:");
+                done.close();
+                return null;
+            });
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Select.select("napping", Select.recv(Chan.<Integer>make())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("napping");
+    }
+
     /** Go: TestStack — a goroutine sees itself running in the dump. */
     @Test
     void TestStack() throws Exception {

@@ -9,25 +9,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** SchedStats' groups: what they hold, and that they agree with the flat figures. */
+/** SchedStats' groups agree with its flat figures in a live snapshot. */
 class SchedStatsTest {
 
     private static final LatencyHistogram EMPTY = new LatencyHistogram(new double[] {Double.POSITIVE_INFINITY}, new long[] {0}, 0, 0);
-
-    @Test
-    @SuppressWarnings("deprecation")
-    void theFlatConstructorPutsEachFigureInItsGroupAndTheOldAccessorsReadThemBack() {
-        SchedStats s = new SchedStats(1, 2, 3, 4, 5, 6, 7, new int[] {8}, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                18, 19, 20, 21, 22, EMPTY, List.of(), 23, 24);
-        assertThat(s.handoffsByCause()).isEqualTo(new SchedStats.Handoffs(18, 19));
-        assertThat(s.goroutinesByState()).isEqualTo(new SchedStats.GoroutineStates(20, 21, 22));
-        assertThat(s.uptimeNanos()).isEqualTo(23);
-        assertThat(s.leakedGoroutines()).isEqualTo(24);
-        assertThat(List.of(s.preemptHandoffs(), s.syscallHandoffs(), s.runnableGoroutines(), s.waitingGoroutines(),
-                s.syscallGoroutines())).containsExactly(18L, 19L, 20L, 21L, 22L);
-        assertThat(new SchedStats(1, 2, 3, 4, 5, 6, 7, new int[] {8}, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                18, 19, 20, 21, 22, EMPTY, List.of(), 23).leakedGoroutines()).isZero();
-    }
 
     @Test
     void aSnapshotsGroupsAgreeWithItsFlatFigures() throws Exception {

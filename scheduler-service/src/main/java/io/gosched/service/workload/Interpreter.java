@@ -109,7 +109,7 @@ public final class Interpreter {
                     Object v = offer(run, s.channel(), s.value());
                     boolean sent = false;
                     try {
-                        sent = Select.select(Select.send(ch, v), Select.recv(run.context().done())).index() == 0;
+                        sent = Select.select("chan send", Select.send(ch, v), Select.recv(run.context().done())).index() == 0;
                     } finally {
                         if (!sent) {
                             withdraw(v);
@@ -124,7 +124,7 @@ public final class Interpreter {
             case Step.Recv r -> {
                 var ch = run.channel(r.channel());
                 for (int i = 0; i < r.times(); i++) {
-                    Selected sel = Select.select(Select.recv(ch), Select.recv(run.context().done()));
+                    Selected sel = Select.select("chan receive", Select.recv(ch), Select.recv(run.context().done()));
                     if (sel.index() != 0) {
                         throw Stop.INSTANCE;
                     }
@@ -171,13 +171,13 @@ public final class Interpreter {
         }
     }
 
-    /** {@code select { case <-ctx.Done(): case <-timer.C: }} */
+    /** {@code select { case <-ctx.Done(): case <-timer.C: }}, shown as the sleep it is in goroutine dumps. */
     private static void sleep(long ms, Run run) {
         if (ms == 0) {
             return; // time.Sleep(0) returns at once
         }
         Timer t = Timer.newTimer(Duration.ofMillis(ms));
-        Selected sel = Select.select(Select.recv(t.c()), Select.recv(run.context().done()));
+        Selected sel = Select.select("sleep", Select.recv(t.c()), Select.recv(run.context().done()));
         if (sel.index() != 0) {
             t.stop();
             throw Stop.INSTANCE;
