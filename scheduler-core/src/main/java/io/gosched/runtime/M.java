@@ -120,25 +120,31 @@ final class M extends Thread {
     private volatile boolean wakeup;
 
     /**
-     * The stack size of an M's thread: twice the JVM's for a thread (ThreadStackSize, -Xss).
-     * A goroutine run on top of its host in a direct hand-off (Scheduler, "Direct hand-off") has
-     * the rest of its host's stack, so with twice the size each of the two still has at least
-     * the stack one goroutine had alone before. Only the pages a goroutine touches cost memory.
-     * 0 (the JVM's default) when the size is unknown.
+     * The stack size of an M's thread under the direct hand-off (SchedulerConfig.directHandOff):
+     * twice the JVM's for a thread (ThreadStackSize, -Xss). A goroutine run on top of its host
+     * (Scheduler, "Direct hand-off") has the rest of its host's stack, so with twice the size each
+     * of the two still has at least the stack one goroutine had alone. Only the pages a goroutine
+     * touches cost memory. 0 (the JVM's default) when the size is unknown. A holder class, so that
+     * a runtime without the hand-off neither reads the VM option (the platform MXBeans' start-up)
+     * nor gives its Ms more than the JVM's default.
      */
-    static final long STACK_SIZE = 2 * threadStackSize();
+    static final class HostStack {
+        static final long SIZE = 2 * threadStackSize();
 
-    private static long threadStackSize() {
-        try {
-            var diag = java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
-            return Long.parseLong(diag.getVMOption("ThreadStackSize").getValue()) * 1024;
-        } catch (RuntimeException | LinkageError e) {
-            return 0;
+        private static long threadStackSize() {
+            try {
+                var diag = java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+                return Long.parseLong(diag.getVMOption("ThreadStackSize").getValue()) * 1024;
+            } catch (RuntimeException | LinkageError e) {
+                return 0;
+            }
         }
+
+        private HostStack() {}
     }
 
     M(Sched sched, int mid) {
-        super(sched.threadGroup, null, sched.threadNamePrefix + mid, STACK_SIZE, false);
+        super(sched.threadGroup, null, sched.threadNamePrefix + mid, sched.directHandOff ? HostStack.SIZE : 0, false);
         this.sched = sched;
         this.mid = mid;
         setDaemon(true);

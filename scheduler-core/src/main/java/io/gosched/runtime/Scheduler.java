@@ -259,8 +259,8 @@ final class Scheduler {
                 gp.casgstatus(G.WAITING, G.RUNNABLE); // fails loudly, naming the status found
             }
         }
-        if (readier != null) {
-            gp.readier = (byte) readier.goid; // a byte store: no barrier (see G.readier)
+        if (readier != null && gp.sched.directHandOff) {
+            gp.readier = (byte) readier.goid; // a byte store: no barrier (see G.readier); read only by the hand-off
         }
         if (gp.sched.trace.on) {
             G tr = mp != null ? mp.curg() : null;

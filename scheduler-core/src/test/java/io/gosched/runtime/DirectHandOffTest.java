@@ -557,7 +557,7 @@ class DirectHandOffTest {
      * (With Ms of one thread stack this passed too: the JDK's first, slow freeze of a deep
      * stack recurses in native code and so sets the calibrated budget far below what the
      * frames alone take. The doubling is the margin for a guest whose freeze takes that slow
-     * path on top of a deep host; see M.STACK_SIZE.)
+     * path on top of a deep host; see M.HostStack.)
      */
     @Test
     void aPairOfDeepGoroutinesStillRunsOnTopOfEachOther() throws Exception {
