@@ -59,7 +59,6 @@ public final class ClusterNodes implements AutoCloseable {
                 .description("gosched nodes: one entry per running node, renewed every heartbeat; and the leader")
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas()).ttl(p.nodeTtl())
                 .maxBucketSize(16L << 20).maximumValueSize(1024).build());
-            return null;
         });
         this.kv = conn.keyValue(ClusterLayout.NODES_BUCKET);
         this.self = new NodeInfo(conn.nodeId(), conn.incarnation(), Instant.now());
@@ -79,7 +78,6 @@ public final class ClusterNodes implements AutoCloseable {
             ClusterNodes fresh = n;
             Provisioning.retrying(conn.properties().connectTimeout(), "registering node " + conn.nodeId(), () -> {
                 fresh.claim();
-                return null;
             });
         } catch (IOException | JetStreamApiException e) {
             throw new IllegalStateException("cluster mode: cannot register node " + conn.nodeId() + " on NATS: " + e.getMessage(), e);

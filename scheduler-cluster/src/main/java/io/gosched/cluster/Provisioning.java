@@ -32,21 +32,22 @@ public final class Provisioning {
 
     /** One provisioning step; run again from the start when it fails. */
     @FunctionalInterface
-    public interface Step<T> {
-        T run() throws IOException, JetStreamApiException, InterruptedException;
+    public interface Step {
+        void run() throws IOException, JetStreamApiException, InterruptedException;
     }
 
     /**
      * Runs step until it succeeds, at most for patience (the node's connect timeout), pausing
      * 100 ms, then twice as long up to 2 s, between tries. The last failure is the one thrown.
      */
-    public static <T> T retrying(Duration patience, String what, Step<T> step)
+    public static void retrying(Duration patience, String what, Step step)
             throws IOException, JetStreamApiException, InterruptedException {
         long deadline = System.nanoTime() + patience.toNanos();
         long pauseMillis = 100;
         for (int attempt = 1; ; attempt++) {
             try {
-                return step.run();
+                step.run();
+                return;
             } catch (IOException | JetStreamApiException e) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {

@@ -58,7 +58,6 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
             Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.CHANNELS_BUCKET)
                 .description("gosched named channels: name -> home node").maxHistoryPerKey(1).storageType(StorageType.File)
                 .replicas(conn.properties().replicas()).maxBucketSize(64L << 20).maximumValueSize(4096).build());
-            return null;
         });
         this.kv = conn.keyValue(ClusterLayout.CHANNELS_BUCKET);
         this.indexFeed = watch(indexLoaded);

@@ -139,7 +139,6 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         try {
             Provisioning.retrying(conn.properties().connectTimeout(), "setting up the job queue", () -> {
                 q.provision();
-                return null;
             });
         } catch (IOException | JetStreamApiException e) {
             q.close();

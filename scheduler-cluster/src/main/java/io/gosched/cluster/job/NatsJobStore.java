@@ -84,7 +84,6 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas())
                 .maxBucketSize(p.maxStoreBytes().toBytes()).maximumValueSize((int) Math.min(Integer.MAX_VALUE, maxValue))
                 .build());
-            return null;
         });
         Provisioning.retrying(conn.properties().connectTimeout(), "setting up the job records", () -> {
             Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.IDEM_BUCKET)
@@ -92,7 +91,6 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas())
                 .maxBucketSize(Math.max(1 << 20, p.maxStoreBytes().toBytes() / 8)).maximumValueSize(1024)
                 .build());
-            return null;
         });
         this.jobs = conn.keyValue(ClusterLayout.JOBS_BUCKET);
         this.idem = conn.keyValue(ClusterLayout.IDEM_BUCKET);
