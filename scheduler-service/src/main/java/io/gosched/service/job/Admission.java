@@ -6,7 +6,9 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -17,6 +19,7 @@ import io.gosched.service.ServiceShutdown;
 import io.gosched.service.error.ConflictException;
 import io.gosched.service.error.InvalidRequestException;
 import io.gosched.service.error.RefusedException;
+import io.gosched.service.error.Violation;
 import io.gosched.service.job.spi.IdempotencyEntry;
 import io.gosched.service.job.spi.JobQueue;
 import io.gosched.service.job.spi.JobRecord;
@@ -59,9 +62,11 @@ final class Admission {
      * size the store's records); in a cluster another node may claim a job, and nothing is kept.
      */
     private final boolean keepsSpecs;
+    private final Dependencies deps;
 
     Admission(JobStore store, JobQueue queue, JobSpecs specs, Pinning pinning, JobMemory memory, ServiceProperties.Admission admission,
-            ServiceMetrics metrics, Clock clock, JobViews views, ServiceShutdown shutdown, LongSupplier waiting) {
+            ServiceMetrics metrics, Clock clock, JobViews views, ServiceShutdown shutdown, LongSupplier waiting, Dependencies deps) {
+        this.deps = deps;
         this.store = store;
         this.queue = queue;
         this.specs = specs;
@@ -114,12 +119,15 @@ final class Admission {
             throw new InvalidRequestException(pointer, "would start " + spec.workload().goroutines()
                     + " goroutines, more than the service's limit of " + admission.maxLiveGoroutines());
         }
-        long requestBytes = memory.checkShare(spec, pointer);
-        if (waiting.getAsLong() >= admission.maxQueuedJobs()) {
-            throw new RefusedException(RefusedException.Reason.OVERLOADED, (keepsSpecs ? "the queue holds " : "the cluster's queue holds ")
-                    + admission.maxQueuedJobs() + " or more waiting jobs, the limit (gosched.api.admission.max-queued-jobs)",
-                    admission.retryAfter());
+        if (!spec.after().isEmpty()) {
+            List<Violation> unknown = new ArrayList<>();
+            deps.checkExist(spec.after(), "/after", unknown);
+            if (!unknown.isEmpty()) {
+                throw new InvalidRequestException(unknown);
+            }
         }
+        long requestBytes = memory.checkShare(spec, pointer);
+        checkRoom(1);
         String id = UUID.randomUUID().toString();
         Versioned<IdempotencyEntry> key = null;
         if (idempotencyKey != null) {
@@ -129,20 +137,29 @@ final class Admission {
             }
             key = store.key(idempotencyKey).orElse(null);
         }
+        boolean waits = !spec.after().isEmpty();
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
-                spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash),
-                JobRecord.Status.queued(now));
+                spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash,
+                spec.after()), waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
         if (keepsSpecs) {
             specs.remember(id, spec, requestBytes); // the in-memory store sizes the record from it
+        }
+        if (waits) {
+            deps.track(id, spec.after()); // before the create: an end of theirs from now on is not missed
         }
         try {
             if (store.create(record).isEmpty()) {
                 throw new IllegalStateException("job id " + id + " already exists");
             }
         } catch (RuntimeException e) {
+            deps.untrack(id);
             specs.forget(id);
             releaseKey(idempotencyKey, key);
             throw e;
+        }
+        if (waits) {
+            metrics.jobSubmitted();
+            return new JobService.Submitted(views.view(resolveQuietly(record)), false);
         }
         try {
             queue.enqueue(new JobTicket(id, 1, spec.priority(), spec.notBefore(), pin));
@@ -156,6 +173,35 @@ final class Admission {
         metrics.jobSubmitted();
         // a job just made has run no goroutine: no need to look through the runtime's leak reports
         return new JobService.Submitted(views.view(record, Map.<String, Integer>of()), false);
+    }
+
+    /**
+     * Refuses {@code n} more jobs when {@code max-queued-jobs} jobs already wait: those in the queue and those waiting
+     * for other jobs ({@code waiting}: each holds a record and enters the queue as soon as its dependencies succeeded,
+     * so a limit that left them out would let a client park any number of jobs behind one that never ends).
+     */
+    private void checkRoom(int n) {
+        long now = waiting.getAsLong() + deps.waitingCount();
+        if (now + n > admission.maxQueuedJobs()) {
+            throw new RefusedException(RefusedException.Reason.OVERLOADED, (keepsSpecs ? "the queue holds " : "the cluster's queue holds ")
+                    + now + " waiting jobs" + (n > 1 ? " and cannot take " + n + " more" : "") + "; the limit is "
+                    + admission.maxQueuedJobs() + " (gosched.api.admission.max-queued-jobs)", admission.retryAfter());
+        }
+    }
+
+    /**
+     * The re-check after the create of a waiting record: a job it names that ended between the
+     * check of the body and the create is seen now. If the store does not answer, the sweep
+     * resolves it later.
+     */
+    private JobRecord resolveQuietly(JobRecord record) {
+        try {
+            JobRecord r = deps.resolve(record.id());
+            return r == null ? record : r;
+        } catch (RuntimeException e) {
+            log.debug("job " + record.id() + ": first resolution of its dependencies failed; the sweep does it", e);
+            return record;
+        }
     }
 
     private void releaseKey(String idempotencyKey, Versioned<IdempotencyEntry> key) {

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -69,6 +70,9 @@ final class Chores {
     /** A running record as the sweep saw it first: a change of node, ticket or attempt is a new sighting. */
     private record Orphan(String node, long ticket, int attempt, long sinceNanos) {}
 
+    /** A queued record as {@link #sweepUnticketed} saw it first: a change of ticket or queue time is a new sighting. */
+    private record Unticketed(long ticket, Instant queuedAt, long sinceNanos) {}
+
     private final HeldJobs held;
     private final JobStore store;
     private final JobQueue queue;
@@ -94,6 +98,8 @@ final class Chores {
      * seen so. Touched only by the chores thread.
      */
     private final Map<String, Orphan> orphans = new HashMap<>();
+    /** Records {@link #sweepUnticketed} found queued with no ticket, by job id, as first seen so. Touched only by the chores thread. */
+    private final Map<String, Unticketed> unticketed = new HashMap<>();
 
     Chores(HeldJobs held, JobStore store, JobQueue queue, JobNode node, Clock clock, ServiceMetrics metrics, Pinning pinning,
             ServiceProperties.Retention retention) {
@@ -119,6 +125,7 @@ final class Chores {
             thread.scheduleWithFixedDelay(this::settleClaims, SETTLE_EVERY_MS, SETTLE_EVERY_MS, TimeUnit.MILLISECONDS);
             long sweep = Math.max(1000, queue.leaseTime().toMillis() / 2);
             thread.scheduleWithFixedDelay(this::sweepOrphans, sweep, sweep, TimeUnit.MILLISECONDS);
+            thread.scheduleWithFixedDelay(this::sweepUnticketed, sweep, sweep, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -224,6 +231,58 @@ final class Chores {
             orphans.clear(); // nothing was watched meanwhile: every sighting starts again
         } catch (RuntimeException e) {
             log.warn("orphan sweep failed; it runs again shortly", e);
+        }
+    }
+
+    /**
+     * The sweep of queued records with no ticket, on the leader: a writer that moved a record to
+     * {@code queued} and died before it enqueued the ticket (a waiting job's release by
+     * {@link Dependencies}, where only the CAS winner enqueues; a submission or an automatic retry
+     * likewise) leaves a job nothing would ever run. A record seen queued, under the same ticket
+     * and queue time, for {@link #ORPHAN_LEASES} lease times, whose job has no ticket in the queue,
+     * gets its ticket enqueued again: the same number, so a ticket that was only late is one
+     * ticket (the queue deduplicates it), or a stale one the claim protocol drops. Executed only
+     * by the chores thread.
+     */
+    private void sweepUnticketed() {
+        assert onChoresThread();
+        if (!node.isLeader()) {
+            unticketed.clear();
+            return;
+        }
+        long now = System.nanoTime();
+        long after = ORPHAN_LEASES * queue.leaseTime().toNanos();
+        Set<String> seen = new HashSet<>();
+        try {
+            for (Versioned<JobRecord> v : store.list()) {
+                JobRecord.Status s = v.value().status();
+                String id = v.value().id();
+                if (s.state() != JobState.QUEUED) {
+                    continue;
+                }
+                seen.add(id);
+                Unticketed u = unticketed.get(id);
+                if (u == null || u.ticket() != s.ticket() || !java.util.Objects.equals(u.queuedAt(), s.queuedAt())) {
+                    unticketed.put(id, new Unticketed(s.ticket(), s.queuedAt(), now));
+                } else if (now - u.sinceNanos() >= after) {
+                    unticketed.put(id, new Unticketed(s.ticket(), s.queuedAt(), now)); // look again after as long
+                    if (!queue.holdsTicketOf(id)) {
+                        Optional<Versioned<JobRecord>> r = store.get(id);
+                        if (r.isPresent() && r.get().value().status().state() == JobState.QUEUED && r.get().value().status().ticket() == s.ticket()) {
+                            JobRecord rec = r.get().value();
+                            queue.enqueue(new JobTicket(id, s.ticket(), rec.spec().priority(), rec.spec().notBefore(), pinning.pinQuietly(rec)));
+                            metrics.jobRequeued("unticketed");
+                            log.warn("job " + id + ": queued with no ticket in the queue for " + ORPHAN_LEASES
+                                    + " lease times (its writer died before it enqueued it); ticket " + s.ticket() + " enqueued again");
+                        }
+                    }
+                }
+            }
+            unticketed.keySet().retainAll(seen);
+        } catch (BackendException unreachable) {
+            unticketed.clear();
+        } catch (RuntimeException e) {
+            log.warn("sweep of queued jobs without a ticket failed; it runs again shortly", e);
         }
     }
 

@@ -66,7 +66,7 @@ final class JobControl {
         Instant now = clock.instant();
         JobStore.Update u = store.update(id, r -> {
             JobRecord.Status s = r.status();
-            if (s.state() == JobState.QUEUED) {
+            if (s.state() == JobState.QUEUED || s.state() == JobState.WAITING) {
                 return r.withStatus(s.finished(JobState.CANCELLED, now, JobRecord.Counters.ZERO, null, null));
             }
             if (s.state() == JobState.RUNNING && !s.cancelRequested()) {
@@ -136,7 +136,7 @@ final class JobControl {
         shutdown.advance(ServiceShutdown.State.STOPPING);
         for (Versioned<JobRecord> v : store.list()) {
             JobState s = v.value().status().state();
-            if (s == JobState.QUEUED || s == JobState.RUNNING) {
+            if (s == JobState.QUEUED || s == JobState.RUNNING || s == JobState.WAITING) {
                 try {
                     cancel(v.value().id());
                 } catch (NotFoundException | ConflictException raced) {

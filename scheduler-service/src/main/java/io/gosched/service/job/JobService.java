@@ -31,6 +31,7 @@ import tools.jackson.databind.JsonNode;
  *   goroutines end ──▶ Finisher (outcome, retry, ack) ──▶ Dispatcher.ended (slot refilled)
  *   panics ──▶ Panics ──▶ Finisher            chores ──▶ Chores (progress, repairs, retention)
  *   get, list, events ──▶ JobViews            cancel, retry ──▶ JobControl
+ *   submit with "after" ──▶ store.create (waiting, no ticket) ──▶ Dependencies (watch, sweep) ──▶ queued + ticket, or cancelled
  * </pre>
  * A job this node holds is a {@link HeldJob}, one state field with an asserting transition.
  *
@@ -76,6 +77,7 @@ public final class JobService {
     private final Panics panics;
     private final Admission admission;
     private final JobControl control;
+    private final Dependencies deps;
     private final AutoCloseable changes;
 
     /**
@@ -101,8 +103,9 @@ public final class JobService {
         Finisher finisher = new Finisher(store, queue, node, clock, metrics, memory, specs, shutdown);
         this.dispatcher = new Dispatcher(slots, held, claims, finisher, memory, runtime, channels.registry(), node, queue, store, shutdown);
         this.panics = new Panics(held, runtime, dispatcher);
+        this.deps = new Dependencies(store, queue, clock, metrics, specs, pinning);
         this.admission = new Admission(store, queue, specs, pinning, memory, properties.admission(), metrics, clock, views, shutdown,
-                dispatcher::waiting);
+                dispatcher::waiting, deps);
         this.control = new JobControl(store, queue, node, clock, metrics, specs, pinning, views, held, slots, dispatcher, shutdown);
         queue.onLost(finisher::lost);
         this.changes = store.watchAll((id, r) -> {
@@ -111,8 +114,10 @@ public final class JobService {
                 slots.wake(); // the dispatcher drops it: the next one may start
             }
             views.changed(id, r);
+            deps.changed(id, r);
         });
         chores.start(views::forgetStaleProgress);
+        deps.start();
         dispatcher.start();
         metrics.gauges(dispatcher::runningHere, dispatcher::waiting, channels.registry()::size);
     }
@@ -245,6 +250,7 @@ public final class JobService {
             closeQuietly(changes);
             views.close();
             chores.close();
+            deps.close();
         }
     }
 

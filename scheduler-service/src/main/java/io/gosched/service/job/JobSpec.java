@@ -17,9 +17,23 @@ import tools.jackson.databind.JsonNode;
  * @param notBefore  earliest start, or null
  * @param retry      automatic retries after a failure or a timeout
  * @param name       a free label for people, or null
+ * @param after      the jobs it waits for, as given (ids, or a batch's keys before they are resolved to ids); empty for none
  */
 public record JobSpec(Workload workload, String template, JsonNode params, long timeoutMs, int priority, Instant notBefore,
-        RetryPolicy retry, String name) {
+        RetryPolicy retry, String name, java.util.List<String> after) {
+
+    /** The most jobs one {@code after} may name. */
+    public static final int MAX_AFTER = 100;
+
+    public JobSpec {
+        after = after == null ? java.util.List.of() : java.util.List.copyOf(after);
+    }
+
+    /** A spec without dependencies. */
+    public JobSpec(Workload workload, String template, JsonNode params, long timeoutMs, int priority, Instant notBefore,
+            RetryPolicy retry, String name) {
+        this(workload, template, params, timeoutMs, priority, notBefore, retry, name, null);
+    }
 
     public static final int MIN_PRIORITY = JobTicket.MIN_PRIORITY;
     public static final int MAX_PRIORITY = JobTicket.MAX_PRIORITY;

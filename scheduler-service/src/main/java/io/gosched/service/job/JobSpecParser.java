@@ -2,7 +2,12 @@ package io.gosched.service.job;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
+
+import io.gosched.service.job.spi.JobTicket;
 
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.error.InvalidRequestException;
@@ -18,14 +23,15 @@ import tools.jackson.databind.JsonNode;
  * <pre>
  * { "workload": {...} | "template": NAME, "params": {...}?,
  *   "timeoutMs": n?, "priority": 0..9?, "notBefore": RFC 3339 instant?, "name": string?,
- *   "retry": {"maxAttempts": n, "backoffMs": n?, "multiplier": x?}? }
+ *   "retry": {"maxAttempts": n, "backoffMs": n?, "multiplier": x?}?,
+ *   "after": [job id, ...]? }      (at most 100, no duplicates; that they exist is checked at admission)
  * </pre>
  * Every violation is collected with its JSON pointer. Thread-safe.
  */
 final class JobSpecParser {
 
     private static final Set<String> FIELDS = Set.of("workload", "template", "params", "timeoutMs", "priority", "notBefore",
-            "retry", "name");
+            "retry", "name", "after");
     private static final Set<String> RETRY_FIELDS = Set.of("maxAttempts", "backoffMs", "multiplier");
 
     private final WorkloadParser workloads;
@@ -102,7 +108,33 @@ final class JobSpecParser {
         if (name != null && name.length() > 200) {
             in.violation("/name", "must be at most 200 characters");
         }
+        List<String> after = after(body, in);
         in.throwIfInvalid();
-        return new JobSpec(workload, template, template == null ? null : params, timeoutMs, priority, notBefore, retry, name);
+        return new JobSpec(workload, template, template == null ? null : params, timeoutMs, priority, notBefore, retry, name, after);
+    }
+
+    /**
+     * The ids of {@code after}, checked for form only (at most {@value JobSpec#MAX_AFTER}, no duplicates, each a job id's
+     * shape); that each names an existing job (or a batch entry's key) is the admission's check.
+     */
+    private static List<String> after(JsonNode body, JsonInput in) {
+        JsonNode a = in.array(body, "", "after", 0, JobSpec.MAX_AFTER, false);
+        if (a == null) {
+            return List.of();
+        }
+        List<String> ids = new ArrayList<>(a.size());
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < a.size(); i++) {
+            JsonNode e = a.get(i);
+            String p = "/after/" + i;
+            if (!e.isString() || !JobTicket.isToken(e.asString())) {
+                in.violation(p, "must be a job id (1 to 64 letters, digits, '-' or '_')");
+            } else if (!seen.add(e.asString())) {
+                in.violation(p, "names '" + e.asString() + "' twice");
+            } else {
+                ids.add(e.asString());
+            }
+        }
+        return ids;
     }
 }

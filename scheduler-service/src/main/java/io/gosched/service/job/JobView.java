@@ -23,6 +23,7 @@ import tools.jackson.databind.JsonNode;
  * @param node           cluster mode: the node running the job now, or the one that ran it last; absent before
  *                       its first start and in embedded mode
  * @param result         only when succeeded: the last value a recv step took (null if none)
+ * @param after          the jobs it waits for ({@code after}), with their states now; absent without
  * @param error          only when failed: the failing step's JSON pointer and why; reason {@code panic} when an
  *                       exception escaped one of the job's goroutines, its detail then names the goroutine and
  *                       the exception and holds the traceback of the job's goroutines (at most 64 KiB, said
@@ -36,7 +37,29 @@ public record JobView(String id, JobState state, String name, String template, i
                 + " object nothing can reach; listed at /api/v1/debug/goroutines/leaked); absent when none. Cluster mode: known to the"
                 + " node that ran the leaking attempt only", minimum = "1", nullable = true) Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
         @Schema(description = "The attempts that ended, oldest first (the last 20): number, node, start, end, outcome and error of "
-                + "each; absent before the first ended") List<AttemptView> attempts) {
+                + "each; absent before the first ended") List<AttemptView> attempts,
+        @Schema(description = "The jobs this one waits for or waited for (\"after\" at submission), in the order given, each with "
+                + "its state now; absent for a job submitted without \"after\"") List<AfterView> after) {
+
+    /** A view without dependencies. */
+    public JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
+            long timeoutMs, Instant submittedAt, Instant notBefore, Instant queuedAt, Instant startedAt, Instant finishedAt,
+            Long durationMs, Counters counters, Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
+            List<AttemptView> attempts) {
+        this(id, state, name, template, priority, attempt, maxAttempts, timeoutMs, submittedAt, notBefore, queuedAt, startedAt,
+                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null);
+    }
+
+    /**
+     * One job of {@code after} and where it stands.
+     *
+     * @param state  its state's wire name, or {@code gone} when the store no longer holds it (removed by retention)
+     */
+    @Schema(name = "JobDependency")
+    public record AfterView(String id, @Schema(allowableValues = {"waiting", "queued", "running", "succeeded", "failed", "cancelled",
+            "timed_out", "gone"}) String state) {
+        public static final String GONE = "gone";
+    }
 
     /**
      * One attempt that ended.

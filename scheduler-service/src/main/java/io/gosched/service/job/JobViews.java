@@ -181,7 +181,20 @@ final class JobViews {
                 sp.submittedAt(), sp.notBefore(), s.queuedAt(), s.startedAt(), s.finishedAt(), durationMs,
                 new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live),
                 Optional.of(leaked(r.id(), leaks)).filter(n -> n > 0).orElse(null), sp.maxGoroutines(),
-                namesNodes ? s.node() : null, result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()), attempts);
+                namesNodes ? s.node() : null, result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()), attempts,
+                after(sp.after()));
+    }
+
+    /** The jobs of {@code after} with their states as the store has them now (one summary read each). */
+    private List<JobView.AfterView> after(List<String> after) {
+        if (after == null) {
+            return null;
+        }
+        List<JobView.AfterView> out = new java.util.ArrayList<>(after.size());
+        for (String d : after) {
+            out.add(new JobView.AfterView(d, store.summary(d).map(v -> v.value().status().state().json()).orElse(JobView.AfterView.GONE)));
+        }
+        return out;
     }
 
     /**

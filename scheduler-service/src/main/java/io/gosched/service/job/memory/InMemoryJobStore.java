@@ -146,7 +146,7 @@ public final class InMemoryJobStore implements JobStore {
     }
 
     static Retained kindOf(JobState s) {
-        return s == JobState.QUEUED ? Retained.QUEUED_JOBS : s == JobState.RUNNING ? Retained.RUNNING_JOBS : Retained.FINISHED_JOBS;
+        return s == JobState.QUEUED || s == JobState.WAITING ? Retained.QUEUED_JOBS : s == JobState.RUNNING ? Retained.RUNNING_JOBS : Retained.FINISHED_JOBS;
     }
 
     private static long resultBytes(JobRecord.Status s) {
@@ -227,7 +227,8 @@ public final class InMemoryJobStore implements JobStore {
         JobRecord.Spec s = e.summary().spec();
         JsonNode request = JSON.readTree(e.request());
         return new JobRecord(e.summary().id(), new JobRecord.Spec(request, s.name(), s.template(), s.priority(), s.maxAttempts(),
-                s.timeoutMs(), s.maxGoroutines(), s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash()), e.summary().status());
+                s.timeoutMs(), s.maxGoroutines(), s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash(), s.after()),
+                e.summary().status());
     }
 
     @Override

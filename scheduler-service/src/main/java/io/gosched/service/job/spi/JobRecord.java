@@ -41,12 +41,28 @@ public record JobRecord(String id, Spec spec, Status status) {
      * @param notBefore       earliest start, or null
      * @param idempotencyKey  the Idempotency-Key header, or null
      * @param bodyHash        SHA-256 of the body, for key replays; null without a key
+     * @param after           the ids of the jobs it waits for (state {@code waiting} until all succeeded), in the order
+     *                        given; null for none (a record written before dependencies existed reads so). Kept in
+     *                        {@link #summary()}s: every node's dependency index is built from them
      */
     public record Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
-            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash) {
+            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after) {
 
         public Spec {
             Objects.requireNonNull(submittedAt, "submittedAt");
+            after = after == null || after.isEmpty() ? null : List.copyOf(after);
+        }
+
+        /** A spec without dependencies. */
+        public Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
+                long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash) {
+            this(request, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore, idempotencyKey,
+                    bodyHash, null);
+        }
+
+        /** {@link #after}, or an empty list for none. */
+        public List<String> dependencies() {
+            return after == null ? List.of() : after;
         }
     }
 
@@ -86,6 +102,20 @@ public record JobRecord(String id, Spec spec, Status status) {
         /** A new job's status: queued under ticket 1. */
         public static Status queued(Instant now) {
             return new Status(JobState.QUEUED, 1, 0, 0, null, false, now, null, null, Counters.ZERO, null, null, List.of());
+        }
+
+        /** A new job submitted with {@code after}: waiting, with no ticket in the queue; ticket 1 is the one it gets when released. */
+        public static Status waiting() {
+            return new Status(JobState.WAITING, 1, 0, 0, null, false, null, null, null, Counters.ZERO, null, null, List.of());
+        }
+
+        /** {@code waiting -> queued}: every job it waited for succeeded; its ticket (1) goes into the queue next. */
+        public Status released(Instant now) {
+            if (state != JobState.WAITING) {
+                throw illegal(JobState.QUEUED);
+            }
+            return new Status(JobState.QUEUED, ticket, attempt, attemptBase, node, false, now, null, null, counters, lastReceived, null,
+                    attempts);
         }
 
         /** {@code attempts} with the running attempt's end appended (only a running job has one to end). */
@@ -199,8 +229,9 @@ public record JobRecord(String id, Spec spec, Status status) {
      * Why a job failed.
      *
      * @param reason   {@value #STEP} (a step failed), {@value #TIMEOUT}, {@value #REFUSED} (the runtime
-     *                 would not start it), {@value #LOST} (its node died max-deliver times) or
-     *                 {@value #PANIC} (an exception escaped one of its goroutines)
+     *                 would not start it), {@value #LOST} (its node died max-deliver times),
+     *                 {@value #PANIC} (an exception escaped one of its goroutines) or {@value #DEPENDENCY}
+     *                 (a job of its {@code after} ended otherwise than succeeded)
      * @param pointer  the failing step's JSON pointer into the workload ("" for the job as a whole)
      * @param detail   what happened, for people
      */
@@ -210,6 +241,8 @@ public record JobRecord(String id, Spec spec, Status status) {
         public static final String REFUSED = "refused";
         public static final String LOST = "lost";
         public static final String PANIC = "panic";
+        /** A job it waited for ({@code after}) ended otherwise than succeeded, or is gone; the pointer is {@code /after/<i>}. */
+        public static final String DEPENDENCY = "dependency";
 
         public Failure {
             Objects.requireNonNull(reason, "reason");
@@ -225,7 +258,7 @@ public record JobRecord(String id, Spec spec, Status status) {
         }
         Spec s = spec;
         return new JobRecord(id, new Spec(null, s.name(), s.template(), s.priority(), s.maxAttempts(), s.timeoutMs(), s.maxGoroutines(),
-                s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash()), status);
+                s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash(), s.after()), status);
     }
 
     public JobRecord withStatus(Status next) {
