@@ -20,6 +20,7 @@ import io.swagger.v3.oas.annotations.Parameter;
 
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.media.Content;
+import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import io.swagger.v3.oas.annotations.tags.Tag;
@@ -66,7 +67,31 @@ class JobController {
             @Schema(description = "0 (lowest) to 9", minimum = "0", maximum = "9") Integer priority,
             @Schema(description = "Not started before this instant (RFC 3339)") Instant notBefore,
             @Schema(description = "A label for people, at most 200 characters", maxLength = 200) String name,
-            Retry retry) {}
+            Retry retry,
+            @ArraySchema(maxItems = 100, uniqueItems = true, arraySchema = @Schema(description = "Ids of jobs this one waits for: it is "
+                    + "'waiting' (no place in the queue) until every one of them has succeeded, then queued; when one ends otherwise "
+                    + "(failed, cancelled, timed_out, or gone) it ends cancelled with an error of reason 'dependency' naming that job "
+                    + "and its state. Unknown ids are refused (422, each by pointer). In a batch an element may name another "
+                    + "entry's key"), schema = @Schema(example = "3f1c9a52-7d4e-4b8a-9f0e-2a6d1c5b7e90")) List<String> after) {}
+
+    /** One entry of a batch: a job body and an optional key the others' {@code after} may name. */
+    @Schema(name = "JobBatchEntry", description = "A job body as POST /api/v1/jobs takes it, with an optional key")
+    record BatchEntry(
+            @Schema(description = "A name for this entry, unique in the batch, that another entry's 'after' may use instead of an "
+                    + "id (a key wins over a job id of the same spelling)", maxLength = 64, example = "a") String key,
+            Map<String, Object> workload, String template, Map<String, Object> params, Long timeoutMs, Integer priority,
+            Instant notBefore, String name, Retry retry,
+            @ArraySchema(maxItems = 100, uniqueItems = true, arraySchema = @Schema(description = "Keys of other entries or ids of "
+                    + "existing jobs")) List<String> after) {}
+
+    /** The body of POST .../batch. */
+    @Schema(name = "JobBatch", description = "Jobs admitted all together or not at all")
+    record Batch(@ArraySchema(minItems = 1, maxItems = 1000, schema = @Schema(implementation = BatchEntry.class),
+            arraySchema = @Schema(requiredMode = Schema.RequiredMode.REQUIRED)) List<BatchEntry> jobs) {}
+
+    /** The answer of POST .../batch. */
+    @Schema(name = "JobBatchAccepted")
+    record BatchAccepted(@ArraySchema(arraySchema = @Schema(description = "The jobs' ids, in the order of the entries")) List<String> ids) {}
 
     /** A submission's retry policy. */
     @Schema(name = "RetryPolicy", description = "Automatic retries of a failed or timed-out attempt")
@@ -101,6 +126,21 @@ class JobController {
             b.header("Idempotent-Replayed", "true");
         }
         return b.body(s.job());
+    }
+
+    @PostMapping(path = "/batch", consumes = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(operationId = "submitJobBatch", summary = "Submit up to 1,000 jobs at once, all or none; 'after' may name another "
+            + "entry's key. 202 with the ids in order")
+    @ApiResponse(responseCode = "202", description = "Accepted, all of them: their ids in the order of the entries (GET "
+            + "/api/v1/jobs/{id} for each view)", useReturnTypeSchema = true)
+    @ApiResponse(responseCode = "422", description = "None accepted: each bad entry named by its pointer (e.g. /jobs/3/after/0 for "
+            + "an unknown id or key, or an 'after' that closes a cycle; /jobs/1/key for a duplicate key)")
+    @ApiResponse(responseCode = "429", description = "None accepted: the queue cannot take all of them (overloaded); Retry-After says "
+            + "when to try again")
+    @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true, content = @Content(
+            mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(implementation = Batch.class)))
+    ResponseEntity<BatchAccepted> submitBatch(@RequestBody JsonNode body) {
+        return ResponseEntity.status(HttpStatus.ACCEPTED).body(new BatchAccepted(jobs.submitBatch(body)));
     }
 
     static final List<String> LIST_PARAMETERS = List.of("state", "template", "name", "submittedAfter", "submittedBefore", "page", "size");

@@ -23,10 +23,12 @@ import io.gosched.service.error.Violation;
 import io.gosched.service.job.spi.IdempotencyEntry;
 import io.gosched.service.job.spi.JobQueue;
 import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.job.spi.JobState;
 import io.gosched.service.job.spi.JobStore;
 import io.gosched.service.job.spi.JobTicket;
 import io.gosched.service.job.spi.Versioned;
 import io.gosched.service.metrics.ServiceMetrics;
+import io.gosched.service.workload.JsonInput;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.JsonNode;
@@ -173,6 +175,275 @@ final class Admission {
         metrics.jobSubmitted();
         // a job just made has run no goroutine: no need to look through the runtime's leak reports
         return new JobService.Submitted(views.view(record, Map.<String, Integer>of()), false);
+    }
+
+    /** The most jobs one batch may hold. */
+    static final int MAX_BATCH = 1_000;
+
+    /** One entry of a batch as checked: its spec, its pin, its request's bytes, and its {@code after} as job ids. */
+    private record Entry(JsonNode body, JobSpec spec, String pin, long requestBytes, List<String> after, List<Integer> internal) {}
+
+    /**
+     * POST /api/v1/jobs/batch: every job is checked first (each violation named by its pointer
+     * into the batch, e.g. {@code /jobs/3/after/0}), then all are admitted or none. {@code after}
+     * names another entry's {@code key} or an existing job's id (a key wins over a job id of the
+     * same spelling); cycles are refused. The records are created in an order where every job
+     * comes after those it waits for (so no node ever resolves a job whose dependency is not
+     * stored yet), then the tickets of those that wait for nothing are enqueued. A create or an
+     * enqueue that fails midway undoes what was done: the records are removed (by CAS, so one
+     * already claimed is cancelled instead) and the tickets withdrawn.
+     *
+     * @return the jobs' ids, in the order of the entries
+     */
+    List<String> submitBatch(JsonNode body) {
+        shutdown.refuseNewWork();
+        JsonInput in = new JsonInput();
+        if (!in.object(body, "")) {
+            in.throwIfInvalid();
+        }
+        in.onlyFields(body, "", java.util.Set.of("jobs"));
+        JsonNode jobs = in.array(body, "", "jobs", 1, MAX_BATCH, true);
+        in.throwIfInvalid();
+        int n = jobs.size();
+        Instant now = clock.instant();
+        List<Violation> violations = new ArrayList<>();
+        java.util.Map<String, Integer> keys = new java.util.HashMap<>();
+        for (int i = 0; i < n; i++) {
+            JsonNode k = jobs.get(i).get("key");
+            if (k == null || k.isNull()) {
+                continue;
+            }
+            if (!k.isString() || k.asString().isEmpty() || k.asString().length() > 64) {
+                violations.add(new Violation("/jobs/" + i + "/key", "must be a string of 1 to 64 characters"));
+            } else if (keys.putIfAbsent(k.asString(), i) != null) {
+                violations.add(new Violation("/jobs/" + i + "/key", "'" + k.asString() + "' is the key of /jobs/" + keys.get(k.asString())
+                        + " already; keys are unique in a batch"));
+            }
+        }
+        Entry[] entries = new Entry[n];
+        for (int i = 0; i < n; i++) {
+            String at = "/jobs/" + i;
+            JsonNode e = jobs.get(i);
+            if (!e.isObject()) {
+                violations.add(new Violation(at, "must be a job object, was " + JsonInput.kind(e)));
+                continue;
+            }
+            tools.jackson.databind.node.ObjectNode job = ((tools.jackson.databind.node.ObjectNode) e).deepCopy();
+            job.remove("key");
+            try {
+                JobSpec spec = specs.parse(job, now);
+                String pointer = at + (spec.template() == null ? "/workload" : "/params");
+                String pin = pinning.pin(spec.workload());
+                if (spec.workload().goroutines() > admission.maxLiveGoroutines()) {
+                    throw new InvalidRequestException(pointer.substring(at.length()), "would start " + spec.workload().goroutines()
+                            + " goroutines, more than the service's limit of " + admission.maxLiveGoroutines());
+                }
+                long bytes = memory.checkShare(spec, pointer.substring(at.length()));
+                List<String> after = new ArrayList<>(spec.after().size());
+                List<Integer> internal = new ArrayList<>();
+                for (int j = 0; j < spec.after().size(); j++) {
+                    String a = spec.after().get(j);
+                    Integer k = keys.get(a);
+                    if (k != null) {
+                        internal.add(k);
+                        after.add(null); // its id, once assigned
+                    } else if (store.summary(a).isEmpty()) {
+                        violations.add(new Violation(at + "/after/" + j, "names no job and no key of this batch: '" + a + "'"));
+                    } else {
+                        after.add(a);
+                    }
+                }
+                entries[i] = new Entry(job, spec, pin, bytes, after, internal);
+            } catch (InvalidRequestException x) {
+                for (Violation v : x.violations()) {
+                    violations.add(new Violation(at + v.pointer(), v.detail()));
+                }
+            }
+        }
+        int[] order = topologicalOrder(entries, keys, violations);
+        if (!violations.isEmpty()) {
+            throw new InvalidRequestException(violations);
+        }
+        checkRoom(n);
+        String[] ids = new String[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = UUID.randomUUID().toString();
+        }
+        List<String> created = new ArrayList<>(n);
+        List<JobTicket> enqueued = new ArrayList<>();
+        try {
+            for (int i : order) {
+                Entry e = entries[i];
+                List<String> after = new ArrayList<>(e.after().size());
+                int next = 0;
+                for (String a : e.after()) {
+                    after.add(a != null ? a : ids[e.internal().get(next++)]);
+                }
+                JobSpec sp = e.spec();
+                boolean waits = !after.isEmpty();
+                JobRecord record = new JobRecord(ids[i], new JobRecord.Spec(e.body(), sp.name(), sp.template(), sp.priority(),
+                        sp.retry().maxAttempts(), sp.timeoutMs(), sp.workload().goroutines(), now, sp.notBefore(), null, null, after),
+                        waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
+                if (keepsSpecs) {
+                    specs.remember(ids[i], sp, e.requestBytes());
+                }
+                if (waits) {
+                    deps.track(ids[i], after);
+                }
+                created.add(ids[i]);
+                if (store.create(record).isEmpty()) {
+                    throw new IllegalStateException("job id " + ids[i] + " already exists");
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                if (entries[i].after().isEmpty()) {
+                    JobTicket t = new JobTicket(ids[i], 1, entries[i].spec().priority(), entries[i].spec().notBefore(), entries[i].pin());
+                    queue.enqueue(t);
+                    enqueued.add(t);
+                }
+            }
+        } catch (RuntimeException e) {
+            undo(created, enqueued);
+            throw e;
+        }
+        for (int i = 0; i < n; i++) {
+            metrics.jobSubmitted();
+            if (entries[i].internal().size() < entries[i].after().size()) { // waits for a job outside the batch, which may have ended
+                try {
+                    deps.resolve(ids[i]);
+                } catch (RuntimeException e) {
+                    log.debug("job " + ids[i] + ": first resolution of its dependencies failed; the sweep does it", e);
+                }
+            }
+        }
+        return List.of(ids);
+    }
+
+    /**
+     * The entries in an order where each comes after the entries it names; a violation at each
+     * {@code after} element that takes part in a cycle. Entries that failed their checks (null)
+     * are left out.
+     */
+    private static int[] topologicalOrder(Entry[] entries, java.util.Map<String, Integer> keys, List<Violation> violations) {
+        int n = entries.length;
+        int[] indegree = new int[n];
+        List<List<Integer>> dependents = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            dependents.add(new ArrayList<>());
+        }
+        for (int i = 0; i < n; i++) {
+            if (entries[i] != null) {
+                for (int k : entries[i].internal()) {
+                    indegree[i]++;
+                    dependents.get(k).add(i);
+                }
+            }
+        }
+        java.util.ArrayDeque<Integer> ready = new java.util.ArrayDeque<>();
+        for (int i = 0; i < n; i++) {
+            if (indegree[i] == 0) {
+                ready.add(i);
+            }
+        }
+        int[] order = new int[n];
+        int done = 0;
+        while (!ready.isEmpty()) {
+            int i = ready.poll();
+            order[done++] = i;
+            for (int d : dependents.get(i)) {
+                if (--indegree[d] == 0) {
+                    ready.add(d);
+                }
+            }
+        }
+        if (done < n) { // what is left waits, directly or not, on itself or on such an entry: name the edges of the cycles
+            int[] scc = components(entries);
+            for (int i = 0; i < n; i++) {
+                if (indegree[i] > 0 && entries[i] != null) {
+                    List<String> after = entries[i].spec().after();
+                    for (int j = 0; j < after.size(); j++) {
+                        Integer k = keys.get(after.get(j));
+                        if (k != null && scc[k] == scc[i] && entries[k] != null) {
+                            violations.add(new Violation("/jobs/" + i + "/after/" + j, "'" + after.get(j)
+                                    + "' (/jobs/" + k + ") waits, directly or not, for this job: a cycle"));
+                        }
+                    }
+                }
+            }
+        }
+        return order;
+    }
+
+    /** Tarjan's strongly connected components of the entries' {@code after} edges within the batch: each entry's component number. */
+    private static int[] components(Entry[] entries) {
+        int n = entries.length;
+        int[] index = new int[n];
+        int[] low = new int[n];
+        int[] comp = new int[n];
+        boolean[] onStack = new boolean[n];
+        java.util.Arrays.fill(index, -1);
+        java.util.ArrayDeque<Integer> stack = new java.util.ArrayDeque<>();
+        int[] counter = {0, 0};
+        for (int i = 0; i < n; i++) {
+            if (index[i] < 0) {
+                strongConnect(i, entries, index, low, comp, onStack, stack, counter);
+            }
+        }
+        return comp;
+    }
+
+    private static void strongConnect(int v, Entry[] entries, int[] index, int[] low, int[] comp, boolean[] onStack,
+            java.util.ArrayDeque<Integer> stack, int[] counter) {
+        index[v] = low[v] = counter[0]++;
+        stack.push(v);
+        onStack[v] = true;
+        if (entries[v] != null) {
+            for (int w : entries[v].internal()) {
+                if (index[w] < 0) {
+                    strongConnect(w, entries, index, low, comp, onStack, stack, counter);
+                    low[v] = Math.min(low[v], low[w]);
+                } else if (onStack[w]) {
+                    low[v] = Math.min(low[v], index[w]);
+                }
+            }
+        }
+        if (low[v] == index[v]) {
+            int c = counter[1]++;
+            int w;
+            do {
+                w = stack.pop();
+                onStack[w] = false;
+                comp[w] = c;
+            } while (w != v);
+        }
+    }
+
+    /** Undoes a batch that failed midway: its tickets withdrawn, its records removed (cancelled if one was claimed meanwhile). */
+    private void undo(List<String> created, List<JobTicket> enqueued) {
+        for (JobTicket t : enqueued) {
+            try {
+                queue.withdraw(t);
+            } catch (RuntimeException e) {
+                log.debug("withdraw of " + t.jobId() + " failed while undoing a batch; its record's removal makes it stale", e);
+            }
+        }
+        for (int i = created.size() - 1; i >= 0; i--) {
+            String id = created.get(i);
+            deps.untrack(id);
+            specs.forget(id);
+            try {
+                for (int tries = 0; tries < 5; tries++) {
+                    Optional<Versioned<JobRecord>> v = store.get(id);
+                    if (v.isEmpty() || store.remove(id, v.get().revision())) {
+                        break;
+                    }
+                }
+                store.get(id).ifPresent(v -> store.update(id, v, r -> r.status().state() != JobState.RUNNING
+                        || r.status().cancelRequested() ? null : r.withStatus(r.status().withCancelRequested())));
+            } catch (RuntimeException e) {
+                log.warn("job " + id + " of a batch that failed midway could not be removed; it stays", e);
+            }
+        }
     }
 
     /**

@@ -140,6 +140,17 @@ public final class JobService {
         return admission.submit(body, idempotencyKey);
     }
 
+    /**
+     * POST /api/v1/jobs/batch: {@code {"jobs": [{"key": "a", ...a job body...}, ...]}}, at most 1,000, all admitted or
+     * none ({@link Admission#submitBatch}). Errors: invalid (each bad entry by pointer, cycles included), refused (the
+     * queue cannot take them all), shutting down.
+     *
+     * @return the jobs' ids in the order of the entries
+     */
+    public List<String> submitBatch(JsonNode body) {
+        return admission.submitBatch(body);
+    }
+
     // ---------------------------------------------------------------- reads
 
     /** The job as its record stands, with the live counters of a running attempt wherever it runs; not found if it is no job's. */
