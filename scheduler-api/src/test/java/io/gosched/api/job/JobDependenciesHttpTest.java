@@ -109,6 +109,19 @@ class JobDependenciesHttpTest {
     }
 
     @Test
+    void aResultStepInABatchReadsTheEntryItNamesByKey() throws InterruptedException {
+        JsonNode r = post("/api/v1/jobs/batch", "{\"jobs\":[{\"key\":\"make\",\"workload\":{\"channels\":[{\"name\":\"c\","
+                + "\"capacity\":1}],\"steps\":[{\"op\":\"send\",\"channel\":\"c\",\"value\":\"built\"},{\"op\":\"recv\","
+                + "\"channel\":\"c\"}]}},{\"after\":[\"make\"],\"workload\":{\"steps\":[{\"op\":\"result\",\"of\":\"make\"}]}}]}")
+                .expectStatus().isAccepted().expectBody(JsonNode.class).returnResult().getResponseBody();
+        JsonNode done = await(r.get("ids").get(1).asString(), j -> j.get("state").asString().equals("succeeded"));
+        assertThat(done.get("result").get("lastReceived").asString()).isEqualTo("built");
+        JsonNode p = post("/api/v1/jobs", OK.replace("{\"op\":\"yield\"}", "{\"op\":\"result\",\"of\":\"elsewhere\"}") + "}")
+                .expectStatus().isEqualTo(422).expectBody(JsonNode.class).returnResult().getResponseBody();
+        assertThat(pointers(p)).containsExactly("/workload/steps/0/of");
+    }
+
+    @Test
     void aBatchWithBadEntriesIsRefusedWholeNamingEach() {
         long before = total();
         JsonNode p = post("/api/v1/jobs/batch", "{\"jobs\":[{\"key\":\"a\"," + OK.substring(1) + "},{\"key\":\"a\"," + OK.substring(1)

@@ -213,8 +213,8 @@ final class Admission {
             if (k == null || k.isNull()) {
                 continue;
             }
-            if (!k.isString() || k.asString().isEmpty() || k.asString().length() > 64) {
-                violations.add(new Violation("/jobs/" + i + "/key", "must be a string of 1 to 64 characters"));
+            if (!k.isString() || !JobTicket.isToken(k.asString())) {
+                violations.add(new Violation("/jobs/" + i + "/key", "must be 1 to 64 letters, digits, '-' or '_' (what 'after' takes)"));
             } else if (keys.putIfAbsent(k.asString(), i) != null) {
                 violations.add(new Violation("/jobs/" + i + "/key", "'" + k.asString() + "' is the key of /jobs/" + keys.get(k.asString())
                         + " already; keys are unique in a batch"));
@@ -280,8 +280,13 @@ final class Admission {
                     after.add(a != null ? a : ids[e.internal().get(next++)]);
                 }
                 JobSpec sp = e.spec();
+                JsonNode stored = e.body();
+                if (!e.internal().isEmpty()) { // the stored body names ids only: it reads as any job's body, on any node
+                    stored = withIds(e.body(), keys, ids);
+                    sp = specs.parse(stored, now);
+                }
                 boolean waits = !after.isEmpty();
-                JobRecord record = new JobRecord(ids[i], new JobRecord.Spec(e.body(), sp.name(), sp.template(), sp.priority(),
+                JobRecord record = new JobRecord(ids[i], new JobRecord.Spec(stored, sp.name(), sp.template(), sp.priority(),
                         sp.retry().maxAttempts(), sp.timeoutMs(), sp.workload().goroutines(), now, sp.notBefore(), null, null, after),
                         waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
                 if (keepsSpecs) {
@@ -317,6 +322,37 @@ final class Admission {
             }
         }
         return List.of(ids);
+    }
+
+    /** {@code body} with every key of the batch in its {@code after} and in its result steps' {@code of} replaced by that entry's id. */
+    private static JsonNode withIds(JsonNode body, java.util.Map<String, Integer> keys, String[] ids) {
+        tools.jackson.databind.node.ObjectNode b = ((tools.jackson.databind.node.ObjectNode) body).deepCopy();
+        tools.jackson.databind.node.ArrayNode after = (tools.jackson.databind.node.ArrayNode) b.get("after");
+        for (int j = 0; j < after.size(); j++) {
+            Integer k = keys.get(after.get(j).asString());
+            if (k != null) {
+                after.set(j, ids[k]);
+            }
+        }
+        JsonNode w = b.get("workload");
+        if (w != null) {
+            renameResults(w.get("steps"), keys, ids);
+        }
+        return b;
+    }
+
+    private static void renameResults(JsonNode steps, java.util.Map<String, Integer> keys, String[] ids) {
+        if (steps == null || !steps.isArray()) {
+            return;
+        }
+        for (JsonNode s : steps) {
+            if (s instanceof tools.jackson.databind.node.ObjectNode o) {
+                if ("result".equals(o.path("op").asString("")) && o.get("of") != null && keys.containsKey(o.get("of").asString(""))) {
+                    o.put("of", ids[keys.get(o.get("of").asString())]);
+                }
+                renameResults(o.get("steps"), keys, ids);
+            }
+        }
     }
 
     /**

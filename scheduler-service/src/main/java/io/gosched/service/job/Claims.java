@@ -229,8 +229,27 @@ final class Claims {
         // A store in this process charges the record's request already; this node adds only the run.
         HeldJob l = new HeldJob(t.jobId(), spec, r.spec(), t.number(), lease, storeHere ? memory.admitRun(spec) : memory.admitClaimed(spec));
         l.read = cur.get();
+        l.results = results(spec);
         held.put(l);
         return new Pulled.Held(l);
+    }
+
+    /**
+     * The results its {@code result} steps take, read now from the jobs it waited for (they
+     * succeeded before it was queued, so their results are final): job id to its
+     * {@code lastReceived}, a JSON null when it received nothing. A job removed since (retention)
+     * is left out, and the step that names it fails.
+     */
+    private java.util.Map<String, tools.jackson.databind.JsonNode> results(JobSpec spec) {
+        if (spec.workload().results().isEmpty()) {
+            return java.util.Map.of();
+        }
+        java.util.Map<String, tools.jackson.databind.JsonNode> out = new java.util.HashMap<>();
+        for (String id : spec.workload().results().keySet()) {
+            store.summary(id).ifPresent(v -> out.put(id, v.value().status().lastReceived() == null
+                    ? tools.jackson.databind.node.NullNode.getInstance() : v.value().status().lastReceived()));
+        }
+        return out;
     }
 
     /**

@@ -344,6 +344,7 @@ final class Dispatcher {
         l.rootGoid = Go.goid();
         Run run = Attempt.start(l.spec, channels, name -> "channel '" + name + "' does not exist on node " + node.id()
                 + ", where the job runs (deleted before the job started)");
+        run.results(l.results);
         l.run = run;
         if (!l.runsOn()) {
             run.context().cancel(); // cancelled, fenced or abandoned before it started

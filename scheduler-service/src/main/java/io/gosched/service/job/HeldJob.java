@@ -121,6 +121,8 @@ final class HeldJob {
     volatile long rootGoid;
     /** The first exception that escaped one of the attempt's goroutines, as the job's error: it fails the attempt. */
     final AtomicReference<JobRecord.Failure> panic = new AtomicReference<>();
+    /** The results of the jobs its {@code result} steps name, read at the pull ({@code Claims}). */
+    volatile java.util.Map<String, tools.jackson.databind.JsonNode> results = java.util.Map.of();
     /** The counters the chores last published for it. Touched only by the chores thread. */
     JobRecord.Counters lastPublished;
     /** The record as this node last read (the pull) or wrote (the claim) it: where the next compare-and-set starts. */

@@ -109,6 +109,14 @@ final class JobSpecParser {
             in.violation("/name", "must be at most 200 characters");
         }
         List<String> after = after(body, in);
+        if (workload != null) {
+            workload.results().forEach((of, pointer) -> {
+                if (!after.contains(of)) {
+                    in.violation(pointer, "names job '" + of + "', which is not in this job's 'after': a result step reads only"
+                            + " the jobs the job waited for");
+                }
+            });
+        }
         in.throwIfInvalid();
         return new JobSpec(workload, template, template == null ? null : params, timeoutMs, priority, notBefore, retry, name, after);
     }

@@ -132,6 +132,14 @@ public final class Interpreter {
                 }
             }
             case Step.Close c -> run.channel(c.channel()).close();
+            case Step.Result r -> {
+                JsonNode v = run.result(r.of());
+                if (v == null) {
+                    throw new IllegalStateException("the result of job '" + r.of() + "' could not be read when this attempt started"
+                            + " (removed by retention since it succeeded?)");
+                }
+                run.lastReceived.set(v);
+            }
             case Step.Select s -> select(s, run);
             case Step.Syscall s -> syscall(s.ms(), run);
             case Step.Loop l -> {

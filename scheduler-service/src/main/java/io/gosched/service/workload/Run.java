@@ -40,6 +40,8 @@ public final class Run {
     final AtomicInteger live = new AtomicInteger();
     final AtomicReference<JsonNode> lastReceived = new AtomicReference<>();
     private final AtomicReference<Failure> failure = new AtomicReference<>();
+    /** The results of the jobs the workload's {@code result} steps name, read when the attempt was claimed. */
+    private volatile Map<String, JsonNode> results = Map.of();
 
     /**
      * @param context   cancelled by DELETE, by the deadline, or by the run itself on its first failure
@@ -57,6 +59,16 @@ public final class Run {
         this.context = context;
         this.channels = Map.copyOf(channels);
         this.shares = Map.copyOf(shares);
+    }
+
+    /** Sets the results {@code result} steps take: job id to that job's result (a JSON null when it received nothing). */
+    public void results(Map<String, JsonNode> results) {
+        this.results = Map.copyOf(results);
+    }
+
+    /** The result of job {@code id}, or null when it was not read (gone by the claim). */
+    JsonNode result(String id) {
+        return results.get(id);
     }
 
     public CancelContext context() {

@@ -57,6 +57,13 @@ public sealed interface Step {
     /** A blocking call of {@code ms} milliseconds inside {@code Go.syscall}: the P is handed off meanwhile. */
     record Syscall(String pointer, long ms) implements Step {}
 
+    /**
+     * Takes the result of job {@code of}, one this job waited for ({@code after}): that job's
+     * {@code result.lastReceived} becomes this run's last received value, as if a recv step had
+     * taken it, so the job's own result is that value unless a later recv takes another.
+     */
+    record Result(String pointer, String of) implements Step {}
+
     /** {@code times} runs of {@code steps}, one after the other, in the same goroutine. */
     record Loop(String pointer, int times, List<Step> steps) implements Step {}
 }

@@ -14,8 +14,16 @@ import java.util.Map;
  * @param sharedChannels      names the steps use that the workload does not declare, each with the
  *                            pointer of its first use: they must exist in the shared channel
  *                            registry, where HTTP clients see them too
+ * @param results             the job ids its {@code result} steps name, each with the pointer of its first
+ *                            use: each must be one of the job's {@code after}
  */
-public record Workload(List<ChannelDecl> channels, List<Step> steps, long goroutines, Map<String, String> sharedChannels) {
+public record Workload(List<ChannelDecl> channels, List<Step> steps, long goroutines, Map<String, String> sharedChannels,
+        Map<String, String> results) {
+
+    /** A workload without {@code result} steps. */
+    public Workload(List<ChannelDecl> channels, List<Step> steps, long goroutines, Map<String, String> sharedChannels) {
+        this(channels, steps, goroutines, sharedChannels, Map.of());
+    }
 
     /** A channel declared by the workload: {@code make(chan any, capacity)} at the start of each run. */
     public record ChannelDecl(String name, int capacity) {}
@@ -24,5 +32,6 @@ public record Workload(List<ChannelDecl> channels, List<Step> steps, long gorout
         channels = List.copyOf(channels);
         steps = List.copyOf(steps);
         sharedChannels = Map.copyOf(sharedChannels);
+        results = results == null ? Map.of() : Map.copyOf(results);
     }
 }

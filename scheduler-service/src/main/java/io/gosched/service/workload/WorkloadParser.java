@@ -29,6 +29,7 @@ import tools.jackson.databind.JsonNode;
  *           | {"op":"send","channel":NAME,"value":any,"times":n?} | {"op":"recv","channel":NAME,"times":n?}
  *           | {"op":"close","channel":NAME} | {"op":"syscall","ms":n} | {"op":"loop","times":n,"steps":[...]}
  *           | {"op":"select","cases":[{"recv":NAME} | {"send":NAME,"value":any} ...],"default":bool?}
+ *           | {"op":"result","of":JOB_ID}      (a job of the job's "after": its result becomes the last received value)
  * </pre>
  * Thread-safe: holds only the limits.
  */
@@ -51,11 +52,12 @@ public final class WorkloadParser {
             Map.entry("close", Set.of("op", "channel")),
             Map.entry("select", Set.of("op", "cases", "default")),
             Map.entry("syscall", Set.of("op", "ms")),
-            Map.entry("loop", Set.of("op", "times", "steps")));
+            Map.entry("loop", Set.of("op", "times", "steps")),
+            Map.entry("result", Set.of("op", "of")));
 
     /** The ops of the DSL, in the order the docs list them. */
     public static final List<String> OPS = List.of("compute", "hog", "sleep", "yield", "spawn", "wait", "send", "recv",
-            "close", "select", "syscall", "loop");
+            "close", "select", "syscall", "loop", "result");
 
     private final ServiceProperties.Limits limits;
 
@@ -101,7 +103,7 @@ public final class WorkloadParser {
         channels.forEach(c -> declared.add(c.name()));
         Map<String, String> shared = new LinkedHashMap<>(walk.channelNames);
         shared.keySet().removeAll(declared);
-        return in.ok() ? new Workload(channels, parsed, walk.goroutines, shared) : null;
+        return in.ok() ? new Workload(channels, parsed, walk.goroutines, shared, walk.results) : null;
     }
 
     private List<Workload.ChannelDecl> channels(JsonNode node, String pointer, Walk walk) {
@@ -134,6 +136,7 @@ public final class WorkloadParser {
         long goroutines = 1; // the job's main goroutine
         String goroutinesPointer = "";
         final Map<String, String> channelNames = new LinkedHashMap<>();
+        final Map<String, String> results = new LinkedHashMap<>();
 
         Walk(JsonInput in) {
             this.in = in;
@@ -185,6 +188,14 @@ public final class WorkloadParser {
                 case "recv" -> new Step.Recv(at, channel(node, at, "channel"),
                         (int) in.integer(node, at, "times", 1, limits.maxTimes(), 1, false));
                 case "close" -> new Step.Close(at, channel(node, at, "channel"));
+                case "result" -> {
+                    String of = in.string(node, at, "of", true);
+                    if (of == null) {
+                        yield null;
+                    }
+                    results.putIfAbsent(of, at + "/of");
+                    yield new Step.Result(at, of);
+                }
                 case "select" -> select(node, at);
                 case "spawn" -> {
                     int count = (int) in.integer(node, at, "count", 1, limits.maxSpawn(), 1, true);

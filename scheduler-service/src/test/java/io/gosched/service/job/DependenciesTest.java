@@ -259,6 +259,33 @@ class DependenciesTest extends JobServiceFixture {
         assertThatThrownBy(() -> jobs.submit(body(OK), null)).isInstanceOf(RefusedException.class);
     }
 
+    @Test
+    void aResultStepTakesTheResultOfAJobItWaitedFor() {
+        embedded(Map.of());
+        String a = jobs.submit(json("{'workload':{'channels':[{'name':'c','capacity':1}],'steps':[{'op':'send','channel':'c',"
+                + "'value':{'answer':42}},{'op':'recv','channel':'c'}]}}"), null).job().id();
+        String b = jobs.submit(json("{'workload':{'steps':[{'op':'yield'},{'op':'result','of':'" + a + "'}]},'after':['" + a + "']}"),
+                null).job().id();
+        JobView vb = await(jobs, b, JobState.SUCCEEDED);
+        assertThat(vb.result().lastReceived().get("answer").asInt()).isEqualTo(42);
+        String none = jobs.submit(body(OK), null).job().id();
+        String c = jobs.submit(json("{'workload':{'steps':[{'op':'result','of':'" + none + "'}]},'after':['" + none + "']}"), null)
+                .job().id();
+        assertThat(await(jobs, c, JobState.SUCCEEDED).result().lastReceived().isNull()).as("a job that received nothing: null")
+                .isTrue();
+    }
+
+    @Test
+    void aResultStepNamesOnlyAJobOfItsAfter() {
+        embedded(Map.of());
+        String a = jobs.submit(body(OK), null).job().id();
+        String other = jobs.submit(body(OK), null).job().id();
+        assertThatThrownBy(() -> jobs.submit(json("{'workload':{'steps':[{'op':'loop','times':2,'steps':[{'op':'result','of':'"
+                + other + "'}]}]},'after':['" + a + "']}"), null))
+                .isInstanceOfSatisfying(InvalidRequestException.class, e -> assertThat(e.violations()).extracting(Violation::pointer)
+                        .containsExactly("/workload/steps/0/steps/0/of"));
+    }
+
     // ---------------------------------------------------------------- races
 
     /**
