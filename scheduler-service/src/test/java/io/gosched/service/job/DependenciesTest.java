@@ -286,6 +286,52 @@ class DependenciesTest extends JobServiceFixture {
                         .containsExactly("/workload/steps/0/steps/0/of"));
     }
 
+    static JsonNode batch(int n) {
+        StringBuilder b = new StringBuilder("{'jobs':[");
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",").append("{'key':'k").append(i).append("',").append(i > 0 ? "'after':['k" + (i - 1) + "']," : "")
+                    .append(SLOW.substring(1)).append('}');
+        }
+        return json(b.append("]}").toString());
+    }
+
+    /** A batch whose store fails its third create, or whose queue fails its second enqueue, over a shared store: none of it stays. */
+    @Test
+    void aBatchThatFailsMidwayLeavesNothing() {
+        InMemoryJobStore backing = InMemoryJobStore.unbounded(Clock.systemUTC());
+        AtomicInteger creates = new AtomicInteger();
+        JobStore store = new ForwardingJobStore(backing) {
+            @Override
+            public java.util.Optional<io.gosched.service.job.spi.Versioned<JobRecord>> create(JobRecord job) {
+                if (creates.incrementAndGet() == 3) {
+                    throw new io.gosched.service.error.BackendUnavailableException("store", "gone mid-batch", Duration.ofSeconds(1), null);
+                }
+                return super.create(job);
+            }
+        };
+        AtomicInteger enqueues = new AtomicInteger();
+        InMemoryJobQueue backingQueue = new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5);
+        JobQueue queue = new ForwardingJobQueue(backingQueue) {
+            @Override
+            public void enqueue(JobTicket t) {
+                if (enqueues.incrementAndGet() == 2) {
+                    throw new io.gosched.service.error.BackendUnavailableException("queue", "gone mid-batch", Duration.ofSeconds(1), null);
+                }
+                super.enqueue(t);
+            }
+        };
+        clusterNode(queue, store, leader("n1", n -> true));
+        assertThatThrownBy(() -> jobs.submitBatch(batch(5))).isInstanceOf(io.gosched.service.error.BackendUnavailableException.class);
+        assertThat(backing.list()).as("the two records created before the failure are removed").isEmpty();
+        // the next batch: all its records are created, two wait for nothing, and the second of their tickets fails
+        JsonNode two = json("{'jobs':[{" + SLOW.substring(1) + "},{" + SLOW.substring(1) + "},{'after':[],'workload':{'steps':[{'op':'yield'}]}}]}");
+        assertThatThrownBy(() -> jobs.submitBatch(two)).isInstanceOf(io.gosched.service.error.BackendUnavailableException.class);
+        assertThat(backing.list()).isEmpty();
+        assertThat(backingQueue.depth()).as("the first ticket withdrawn").isZero();
+        assertThat(jobs.submitBatch(batch(3))).hasSize(3);
+        assertThat(backing.list()).hasSize(3);
+    }
+
     // ---------------------------------------------------------------- races
 
     /**
