@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -330,6 +331,43 @@ class DependenciesTest extends JobServiceFixture {
         assertThat(backingQueue.depth()).as("the first ticket withdrawn").isZero();
         assertThat(jobs.submitBatch(batch(3))).hasSize(3);
         assertThat(backing.list()).hasSize(3);
+    }
+
+    /**
+     * The writer of the release's CAS dies before it enqueues the ticket (here: the queue loses
+     * that one ticket): the leader's chores find the queued record with no ticket and enqueue it.
+     */
+    @Test
+    void aReleaseWhoseTicketWasLostIsQueuedAgainByTheChores() {
+        JobStore store = new ForwardingJobStore(InMemoryJobStore.unbounded(Clock.systemUTC())) {};
+        Set<String> dropOnce = ConcurrentHashMap.newKeySet();
+        JobQueue queue = new ForwardingJobQueue(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(1), 5)) {
+            @Override
+            public void enqueue(JobTicket t) {
+                tickets.computeIfAbsent(t.jobId(), k -> new AtomicInteger()).incrementAndGet();
+                if (!dropOnce.remove(t.jobId())) {
+                    super.enqueue(t);
+                }
+            }
+
+            @Override
+            public boolean holdsTicketOf(String jobId) {
+                return d.holdsTicketOf(jobId);
+            }
+
+            @Override
+            public Duration leaseTime() {
+                return d.leaseTime();
+            }
+        };
+        clusterNode(queue, store, leader("n1", n -> true));
+        String a = jobs.submit(body(SLOW), null).job().id();
+        String w = jobs.submit(after(OK, a), null).job().id();
+        dropOnce.add(w);
+        JobView v = await(jobs, w, JobState.SUCCEEDED);
+        assertThat(v.attempt()).isEqualTo(1);
+        assertThat(tickets.get(w).get()).as("the lost one, then the chores'").isEqualTo(2);
+        assertThat(meters.get("gosched.jobs.requeued").tag("cause", "unticketed").counter().count()).isEqualTo(1.0);
     }
 
     // ---------------------------------------------------------------- races
