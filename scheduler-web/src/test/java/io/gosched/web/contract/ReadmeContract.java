@@ -98,6 +98,25 @@ abstract class ReadmeContract {
             c.call("DELETE", "/api/v1/jobs/" + slow, null);
             expect(wrong, c.call("GET", "/api/v1/workloads", null), 200);
 
+            // README's two-step workflow: B waits for A (state waiting, then its after chain with states), and batches.
+            String head = submit(c, wrong, "{\"workload\":{\"steps\":[{\"op\":\"sleep\",\"ms\":500}]}}");
+            Answer waits = c.call("POST", "/api/v1/jobs", "{\"workload\":{\"steps\":[{\"op\":\"result\",\"of\":\"" + head
+                    + "\"}]},\"after\":[\"" + head + "\"]}");
+            expect(wrong, waits, 202);
+            assertThat(waits.body()).contains("\"state\":\"waiting\"");
+            String next = JSON.readTree(waits.body()).get("id").asString();
+            expect(wrong, c.call("GET", "/api/v1/jobs/" + next, null), 200);
+            expect(wrong, c.call("GET", "/api/v1/jobs?state=waiting", null), 200);
+            expect(wrong, awaitFinal(c, next), 200);
+            expect(wrong, c.call("POST", "/api/v1/jobs", "{\"workload\":{\"steps\":[{\"op\":\"yield\"}]},\"after\":[\"no-such-job\"]}"),
+                    422);
+            Answer batch = c.call("POST", "/api/v1/jobs/batch", "{\"jobs\":[{\"key\":\"a\",\"workload\":{\"steps\":[{\"op\":\"yield\"}]}},"
+                    + "{\"key\":\"b\",\"after\":[\"a\"],\"template\":\"ping-pong\"}]}");
+            expect(wrong, batch, 202);
+            assertThat(JSON.readTree(batch.body()).get("ids")).hasSize(2);
+            expect(wrong, c.call("POST", "/api/v1/jobs/batch", "{\"jobs\":[{\"key\":\"a\",\"after\":[\"a\"],"
+                    + "\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}]}"), 422);
+
             expect(wrong, c.call("POST", "/api/v1/channels", "{\"name\":\"contract\",\"capacity\":4}"), 201);
             expect(wrong, c.call("POST", "/api/v1/channels", "{\"name\":\"contract\",\"capacity\":4}"), 409);
             expect(wrong, c.call("POST", "/api/v1/channels", "{\"name\":\"bad name!\"}"), 422);
