@@ -29,7 +29,7 @@ class OpenApiNamesTest {
             "streamJobEvents", "listJobGoroutines", "createChannel", "getChannel", "listChannels", "sendToChannel",
             "receiveFromChannel", "closeChannel", "deleteChannel", "getScheduler", "setGomaxprocs", "getSchedtrace",
             "streamTelemetry", "listWorkloads", "getLimits", "listGoroutines", "listLeakedGoroutines", "getFlightTrace",
-            "listFlightSnapshots", "getFlightSnapshot", "recordTrace");
+            "listFlightSnapshots", "getFlightSnapshot", "recordTrace", "submitJobBatch");
     static final Set<String> TAGS = Set.of("Jobs", "Channels", "Scheduler", "Workloads", "Limits", "Debug", "Trace");
 
     static JsonNode document(int port) throws Exception {
