@@ -253,7 +253,7 @@ const RETRYABLE = new Set(['failed', 'cancelled', 'timed_out']);
 
 function jobActions(j) {
   const id = esc(j.id);
-  if (j.state === 'queued' || j.state === 'running') return `<button class="small cancel" data-cancel="${id}">cancel</button>`;
+  if (j.state === 'queued' || j.state === 'running' || j.state === 'waiting') return `<button class="small cancel" data-cancel="${id}">cancel</button>`;
   if (RETRYABLE.has(j.state)) return `<button class="small retry" data-retry="${id}">retry</button>`;
   return '';
 }
@@ -310,6 +310,15 @@ function closeDetail() {
   if (location.hash) window.history.replaceState(null, '', location.pathname);
 }
 
+/** The jobs a job waits for (its "after"), each a link to its own detail, with its state now; empty without. */
+function afterChain(j) {
+  if (!j.after || j.after.length === 0) return '';
+  return `<h3>after: waits for ${j.after.length} job${j.after.length === 1 ? '' : 's'} to succeed</h3>`
+    + `<table class="jobs" id="job-after"><thead><tr><th>job</th><th>state</th></tr></thead><tbody>${j.after.map((a) =>
+      `<tr data-after="${esc(a.id)}"><td><a href="#job/${esc(a.id)}" data-job-link="${esc(a.id)}">${esc(a.id)}</a></td>`
+      + `<td class="state ${esc(a.state)}">${esc(a.state)}</td></tr>`).join('')}</tbody></table>`;
+}
+
 function goroutineRows(list) {
   return list.map((g) => `<tr data-goid="${g.id}"><td>${g.id}</td><td class="state ${esc(g.state)}">${esc(g.state)}</td>
     <td>${esc(g.waitReason)}</td><td>${fmtWait(g.waitingForMs)}</td></tr>`).join('');
@@ -330,7 +339,7 @@ async function showJob(id) {
     ${row('goroutines spawned', j.counters && j.counters.goroutinesSpawned)}${row('messages sent / received',
       j.counters && (j.counters.messagesSent + ' / ' + j.counters.messagesReceived))}
     ${row('error', j.error && `${j.error.reason} at ${j.error.pointer || '(the job)'}: ${j.error.detail}`)}</table>
-    <p>${jobActions(j)}</p>`;
+    <p>${jobActions(j)}</p>${afterChain(j)}`;
   if (j.result) html += `<h3>result: the last value received</h3><pre id="job-result">${esc(JSON.stringify(j.result.lastReceived))}</pre>`;
   html += '<h3>attempts</h3>' + ((j.attempts || []).length === 0 ? '<p class="hint">none ended yet</p>'
     : `<table class="jobs" id="job-attempts"><thead><tr><th>#</th><th>outcome</th><th>started</th><th>ended</th><th>ms</th><th>error</th></tr></thead>

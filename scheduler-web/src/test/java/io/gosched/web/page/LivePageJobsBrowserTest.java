@@ -57,6 +57,15 @@ class LivePageJobsBrowserTest extends LivePageSession {
                 && d.findElement(By.id("goroutines-total")).getText().equals("4"));
         assertThat(count("#goroutine-table tbody tr")).isEqualTo(4);
 
+        // A job after the sleeper: waiting, its detail shows its after chain with the state of each, linked.
+        String waiter = submit("{\"name\":\"waiter\",\"after\":[\"" + sleeper + "\"],\"workload\":{\"steps\":[{\"op\":\"yield\"}]}}");
+        wait.until(d -> state(waiter).equals("waiting"));
+        click("#jobs tbody tr[data-job='" + waiter + "'] a[data-job-link]");
+        wait.until(d -> text("#detail-title").equals("job " + waiter) && text("#job-after tbody tr").equals(sleeper + " running"));
+        assertThat(text("#job-fields")).contains("state waiting");
+        click("#job-after a[data-job-link]");
+        wait.until(d -> text("#detail-title").equals("job " + sleeper) && count("#job-goroutines tbody tr") == 4);
+
         // Cancel from the detail; the row gets a retry button; retry runs it again as attempt 2.
         click("#detail button[data-cancel]");
         wait.until(d -> state(sleeper).equals("cancelled"));
