@@ -252,6 +252,9 @@ final class Dependencies {
      * Executed only by this class's thread.
      */
     private void sweep() {
+        if (!store.isShared() && waiting.isEmpty()) {
+            return; // a store in this process calls the watch in the writer's step: the index is whole, and empty
+        }
         try {
             List<Versioned<JobRecord>> all = store.list();
             Map<String, JobState> states = new HashMap<>(all.size() * 2);

@@ -41,6 +41,11 @@
  *     {@link io.gosched.service.job.spi.JobQueue#withdraw} frees its queue space); a running one gets
  *     {@code cancelRequested}, which the running node sees through
  *     {@link io.gosched.service.job.spi.JobStore#watch} and turns into a cancelled Context.</li>
+ * <li><b>Wait</b>: a job submitted with {@code after} is created {@code waiting} with no ticket. When every job it
+ *     names has succeeded, a CAS {@code waiting -> queued} is made by any node that sees it (the watch, a sweep, the
+ *     submitter's re-check after its create), and only the node whose CAS landed enqueues ticket 1; when one ended
+ *     otherwise, a CAS {@code waiting -> cancelled} names it. A queued record left with no ticket (its releaser died
+ *     in between) is given its ticket again by the leader's chores.</li>
  * <li><b>Lost</b>: a ticket delivered {@code max-deliver} times without completion is handed to
  *     the {@link io.gosched.service.job.spi.JobQueue.LostHandler}, which fails the job with reason
  *     {@value io.gosched.service.job.spi.JobRecord.Failure#LOST}.</li>

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Bulk intake: jobs accepted per second through POST /api/v1/jobs/batch (BATCH jobs per request)
+# against one POST /api/v1/jobs per job, on the in-memory single node and on one cluster node over
+# a nats-server, in one run: per configuration the two ways alternate for ROUNDS rounds after a
+# warm-up of each, and the batch/single ratio is printed per configuration (figures count only as
+# that ratio: the machine is shared). Also prints the 1-minute load average before and after.
+#
+#   ./bench/batch-intake.sh                              # batch 100, warm-up 30 s, 2 rounds x 10 s per way
+#   BATCH=500 WARMUP=40 DURATION=15 ROUNDS=3 CONNECTIONS=8 CONFIGS=memory,cluster ./bench/batch-intake.sh
+#
+# The job is the smallest (one yield): what is measured is the intake's cost per job. The nodes
+# run with max-queued-jobs at 10,000,000 so that intake, not the queue's limit, is what saturates
+# (jobs run as they come; a refused request is counted apart and is not in the rate).
+# Builds nothing: the jar is scheduler-web's Boot jar (./mvnw -B -ntp -DskipTests package -pl scheduler-web -am).
+# Needs wrk, curl, python3 and nats-server. Loopback only, free ports; everything it starts is
+# stopped on exit, also on Ctrl-C or an error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+export PATH="$JAVA_HOME/bin:$PATH"
+
+batch="${BATCH:-100}"
+warmup="${WARMUP:-30}"
+duration="${DURATION:-10}"
+rounds="${ROUNDS:-2}"
+connections="${CONNECTIONS:-8}"
+threads="${THREADS:-2}"
+configs="${CONFIGS:-memory,cluster}"
+heap="${HEAP:-768m}"
+job='{"workload":{"steps":[{"op":"yield"}]}}'
+batch_body=$(python3 -c "import sys; j=sys.argv[1]; n=int(sys.argv[2]); print('{\"jobs\":[' + ','.join([j]*n) + ']}')" "$job" "$batch")
+
+jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
+[ -f "$jar" ] || { echo "no $jar: build it with ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am" >&2; exit 1; }
+for tool in wrk curl python3; do
+  command -v "$tool" >/dev/null || { echo "$tool missing (Debian: apt-get install -y $tool)" >&2; exit 1; }
+done
+nats_bin=$(command -v nats-server || echo /usr/sbin/nats-server)
+
+work=$(mktemp -d /tmp/gosched-batch-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+start_nats() {
+  nats_port=$(free_port)
+  mkdir -p "$work/nats"
+  "$nats_bin" -js -sd "$work/nats" -a 127.0.0.1 -p "$nats_port" >"$work/nats.log" 2>&1 &
+  nats_pid=$!
+  pids+=("$nats_pid")
+  for _ in $(seq 100); do grep -q "Server is ready" "$work/nats.log" && return; sleep 0.1; done
+  echo "nats-server did not start:" >&2; cat "$work/nats.log" >&2; exit 1
+}
+
+start_node() {
+  port=$(free_port)
+  java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -Xmx"$heap" -jar "$jar" \
+    --server.port="$port" --server.address=127.0.0.1 --logging.level.root=WARN --spring.main.banner-mode=off \
+    --gosched.api.admission.max-queued-jobs=10000000 --gosched.api.limits.max-body-bytes=16777216 "$@" >"$work/node.log" 2>&1 &
+  node_pid=$!
+  pids+=("$node_pid")
+  for _ in $(seq 600); do
+    curl -sf "http://127.0.0.1:$port/actuator/health/readiness" 2>/dev/null | grep -q UP && return
+    sleep 0.5
+  done
+  echo "the node did not get ready:" >&2; tail -40 "$work/node.log" >&2; exit 1
+}
+
+# drive WAY SECONDS: wrk posting one job (single) or one batch (batch) per request; prints jobs accepted/s
+drive() {
+  local way=$1 secs=$2 url body per
+  if [ "$way" = single ]; then url="/api/v1/jobs"; body="$job"; per=1; else url="/api/v1/jobs/batch"; body="$batch_body"; per="$batch"; fi
+  GOSCHED_BODY="$body" GOSCHED_PER_REQUEST="$per" wrk -t"$threads" -c"$connections" -d"${secs}s" --timeout 20s \
+    -s bench/batch-intake.lua "http://127.0.0.1:$port$url" > "$work/wrk.out" 2>&1 || true
+  local r; r=$(grep '^RESULT' "$work/wrk.out") || { echo "wrk failed:" >&2; cat "$work/wrk.out" >&2; exit 1; }
+  awk -v a="$(kv "$r" jobs_accepted)" -v d="$(kv "$r" duration_us)" -v f="$(kv "$r" refused)" -v o="$(kv "$r" other)" \
+    'BEGIN { printf "%.0f %d %d", a / (d / 1e6), f, o }'
+}
+
+echo "batch intake: $(nproc) cores, batch of $batch, wrk -t$threads -c$connections, warm-up ${warmup} s per way, $rounds rounds x ${duration} s per way"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+rows=()
+for cfg in ${configs//,/ }; do
+  nats_pid=""
+  if [ "$cfg" = memory ]; then
+    start_node
+  else
+    start_nats
+    start_node --gosched.cluster.nats.url="nats://127.0.0.1:$nats_port" --gosched.cluster.node-id=bench-1
+  fi
+  drive single "$warmup" >/dev/null
+  drive batch "$warmup" >/dev/null
+  single_sum=0; batch_sum=0
+  for round in $(seq "$rounds"); do
+    read -r s sr so <<<"$(drive single "$duration")"
+    read -r b br bo <<<"$(drive batch "$duration")"
+    echo "[$cfg] round $round: single $s jobs/s (refused $sr, other $so), batch $b jobs/s (refused $br, other $bo), load $(load1)"
+    single_sum=$((single_sum + s)); batch_sum=$((batch_sum + b))
+  done
+  ratio=$(awk -v b="$batch_sum" -v s="$single_sum" 'BEGIN { printf "%.1f", b / s }')
+  rows+=("| $cfg | $((single_sum / rounds)) | $((batch_sum / rounds)) | ${ratio}x |")
+  kill "$node_pid" 2>/dev/null || true; wait "$node_pid" 2>/dev/null || true
+  if [ -n "$nats_pid" ]; then kill "$nats_pid" 2>/dev/null || true; wait "$nats_pid" 2>/dev/null || true; fi
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| configuration | one POST /jobs per job (jobs/s) | POST /jobs/batch of $batch (jobs/s) | batch / single |"
+echo "| --- | ---: | ---: | ---: |"
+printf '%s\n' "${rows[@]}"
