@@ -36,7 +36,11 @@ public record JobView(String id, JobState state, String name, String template, i
                 + " object nothing can reach; listed at /api/v1/debug/goroutines/leaked); absent when none. Cluster mode: known to the"
                 + " node that ran the leaking attempt only", minimum = "1", nullable = true) Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
         @Schema(description = "The attempts that ended, oldest first (the last 20): number, node, start, end, outcome and error of "
-                + "each; absent before the first ended") List<AttemptView> attempts) {
+                + "each; absent before the first ended") List<AttemptView> attempts,
+        @Schema(description = "The schedule whose tick made this job (POST /api/v1/schedules); absent for a job a client submitted",
+                nullable = true) String schedule,
+        @Schema(description = "The tick of its schedule this job is for; absent for a job a client submitted", nullable = true)
+        Instant scheduledFor) {
 
     /**
      * One attempt that ended.

@@ -41,12 +41,28 @@ public record JobRecord(String id, Spec spec, Status status) {
      * @param notBefore       earliest start, or null
      * @param idempotencyKey  the Idempotency-Key header, or null
      * @param bodyHash        SHA-256 of the body, for key replays; null without a key
+     * @param schedule        the schedule whose tick made the job, or null for a job submitted by a client
+     * @param scheduledFor    the tick of {@code schedule} the job is for (its id is derived from both), or null
      */
     public record Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
-            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash) {
+            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, String schedule,
+            Instant scheduledFor) {
 
         public Spec {
             Objects.requireNonNull(submittedAt, "submittedAt");
+        }
+
+        /** A client's job: no schedule. */
+        public Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
+                long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash) {
+            this(request, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore, idempotencyKey,
+                    bodyHash, null, null);
+        }
+
+        /** The same spec with another request body (null: a summary's). */
+        public Spec withRequest(JsonNode body) {
+            return new Spec(body, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore,
+                    idempotencyKey, bodyHash, schedule, scheduledFor);
         }
     }
 
@@ -223,9 +239,7 @@ public record JobRecord(String id, Spec spec, Status status) {
         if (spec.request() == null) {
             return this;
         }
-        Spec s = spec;
-        return new JobRecord(id, new Spec(null, s.name(), s.template(), s.priority(), s.maxAttempts(), s.timeoutMs(), s.maxGoroutines(),
-                s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash()), status);
+        return new JobRecord(id, spec.withRequest(null), status);
     }
 
     public JobRecord withStatus(Status next) {
