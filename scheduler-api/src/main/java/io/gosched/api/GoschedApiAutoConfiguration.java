@@ -9,6 +9,7 @@ import io.gosched.api.error.DecoderFailureProblems;
 import io.gosched.api.error.ProblemErrorWebExceptionHandler;
 import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobConfiguration;
+import io.gosched.api.schedule.ScheduleConfiguration;
 import io.gosched.api.scheduler.SchedulerConfiguration;
 import io.gosched.api.security.BodyLimitFilter;
 import io.gosched.api.workload.WorkloadConfiguration;
@@ -33,12 +34,12 @@ import org.springframework.web.reactive.config.WebFluxConfigurer;
  * auto-configuration so that its {@code ProblemDetailsExceptionHandler} backs off in favour of
  * {@link ApiExceptionHandler}.
  */
-@AutoConfiguration(after = GoschedServiceAutoConfiguration.class,
+@AutoConfiguration(after = {GoschedServiceAutoConfiguration.class, io.gosched.service.schedule.ScheduleAutoConfiguration.class},
         beforeName = {"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
                 "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
 @EnableConfigurationProperties(ApiProperties.class)
 @Import({SchedulerConfiguration.class, LimitsConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class,
-        JobConfiguration.class, DebugConfiguration.class})
+        JobConfiguration.class, DebugConfiguration.class, ScheduleConfiguration.class})
 public class GoschedApiAutoConfiguration {
 
     @Bean
