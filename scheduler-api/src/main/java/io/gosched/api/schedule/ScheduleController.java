@@ -95,6 +95,7 @@ class ScheduleController {
 
     @GetMapping
     @Operation(operationId = "listSchedules", summary = "Every schedule, by name")
+    @ApiResponse(responseCode = "200", description = "Every schedule", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "next out of range, or a parameter this operation does not read (invalid-request)")
     Mono<Listing> list(@Parameter(description = "list each schedule's next n ticks in nextFireTimes") @RequestParam(required = false)
             @Min(1) @Max(ScheduleService.MAX_NEXT) Integer next, @Parameter(hidden = true) ServerWebExchange exchange) {
@@ -104,6 +105,7 @@ class ScheduleController {
 
     @GetMapping("/{name}")
     @Operation(operationId = "getSchedule", summary = "A schedule: its definition, next and last fire, last job and its state")
+    @ApiResponse(responseCode = "200", description = "The schedule", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "422", description = "next out of range, or a parameter this operation does not read (invalid-request)")
     Mono<ScheduleView> get(@PathVariable String name, @Parameter(description = "list the next n ticks in nextFireTimes")
             @RequestParam(required = false) @Min(1) @Max(ScheduleService.MAX_NEXT) Integer next,
@@ -114,6 +116,7 @@ class ScheduleController {
 
     @PutMapping(path = "/{name}", consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(operationId = "replaceSchedule", summary = "Redefine a schedule; its ticks count from now, its history stays")
+    @ApiResponse(responseCode = "200", description = "The schedule as redefined", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Changing under the request (schedule-busy); try again")
     @io.swagger.v3.oas.annotations.parameters.RequestBody(required = true, content = @Content(
             mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(implementation = Definition.class)))
@@ -123,6 +126,7 @@ class ScheduleController {
 
     @DeleteMapping("/{name}")
     @Operation(operationId = "deleteSchedule", summary = "Delete a schedule; the jobs it made stay")
+    @ApiResponse(responseCode = "200", description = "The schedule as it was", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Changing under the request (schedule-busy); try again")
     Mono<ScheduleView> delete(@PathVariable String name) {
         return blocking(() -> schedules.delete(name));
@@ -130,6 +134,7 @@ class ScheduleController {
 
     @PostMapping("/{name}/pause")
     @Operation(operationId = "pauseSchedule", summary = "Pause: no tick fires until resumed")
+    @ApiResponse(responseCode = "200", description = "The schedule, paused", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Changing under the request (schedule-busy); try again")
     Mono<ScheduleView> pause(@PathVariable String name) {
         return blocking(() -> schedules.pause(name));
@@ -137,6 +142,7 @@ class ScheduleController {
 
     @PostMapping("/{name}/resume")
     @Operation(operationId = "resumeSchedule", summary = "Resume: the ticks of the pause are passed over (not misfires)")
+    @ApiResponse(responseCode = "200", description = "The schedule, resumed", useReturnTypeSchema = true)
     @ApiResponse(responseCode = "409", description = "Changing under the request (schedule-busy); try again")
     Mono<ScheduleView> resume(@PathVariable String name) {
         return blocking(() -> schedules.resume(name));
