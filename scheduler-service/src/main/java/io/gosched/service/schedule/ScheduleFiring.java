@@ -60,6 +60,12 @@ public final class ScheduleFiring implements AutoCloseable {
     public static final Duration MISFIRE_GRACE = Duration.ofSeconds(15);
     /** The longest the thread sleeps between rounds: how soon it sees what other nodes changed. */
     static final Duration MAX_SLEEP = Duration.ofMillis(250);
+    /**
+     * How long after its tick another node's fire, decided and not yet admitted, is left to the
+     * node that decided it: that node admits it milliseconds after its compare-and-set, unless it
+     * died. Helping earlier is harmless (the job's id makes it once) but doubles the work.
+     */
+    static final Duration HELP_AFTER = Duration.ofSeconds(2);
     /** The most ticks one round decides per schedule: a schedule far behind catches up over rounds, others are not starved. */
     static final int DECISIONS_PER_ROUND = 100;
     /** The most missed ticks counted one by one; a longer outage counts this many and decides the rest at once. */
@@ -148,12 +154,16 @@ public final class ScheduleFiring implements AutoCloseable {
      */
     Versioned<ScheduleRecord> fire(Versioned<ScheduleRecord> listed) {
         Versioned<ScheduleRecord> v = listed;
+        boolean decidedHere = false;
         for (int step = 0; step < DECISIONS_PER_ROUND; step++) {
             ScheduleRecord r = v.value();
             Instant now = clock.instant();
             Optional<Versioned<ScheduleRecord>> w;
             if (!r.submitted()) {
-                // A fire decided (here or by a node that may have died) and not admitted yet.
+                // A fire decided (here, or by a node that may have died) and not admitted yet.
+                if (!decidedHere && r.lastFireAt() != null && now.isBefore(r.lastFireAt().plus(HELP_AFTER))) {
+                    return v; // its node is admitting it
+                }
                 if (!admit(r)) {
                     return v; // not now: the next round tries again
                 }
@@ -167,6 +177,7 @@ public final class ScheduleFiring implements AutoCloseable {
                     return v;
                 }
                 w = store.replace(d.next(), v.revision());
+                decidedHere = w.isPresent();
                 if (w.isPresent()) {
                     d.won().run(); // counted by the node whose decision stood, so a tick counts once
                 }
@@ -281,11 +292,23 @@ public final class ScheduleFiring implements AutoCloseable {
         return a.isAfter(b) ? a : b;
     }
 
+    /** Stops the thread, waiting a little for a round in progress (its writes are each safe to cut short). */
     @Override
     public void close() {
         closed = true;
         synchronized (sleeper) {
             sleeper.notifyAll();
+        }
+        Thread t;
+        synchronized (this) {
+            t = thread;
+        }
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(Duration.ofSeconds(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
