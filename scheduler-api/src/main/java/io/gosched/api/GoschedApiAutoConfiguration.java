@@ -34,7 +34,7 @@ import org.springframework.web.reactive.config.WebFluxConfigurer;
  * auto-configuration so that its {@code ProblemDetailsExceptionHandler} backs off in favour of
  * {@link ApiExceptionHandler}.
  */
-@AutoConfiguration(after = {GoschedServiceAutoConfiguration.class, io.gosched.service.schedule.ScheduleAutoConfiguration.class},
+@AutoConfiguration(after = GoschedServiceAutoConfiguration.class,
         beforeName = {"org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
                 "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
 @EnableConfigurationProperties(ApiProperties.class)

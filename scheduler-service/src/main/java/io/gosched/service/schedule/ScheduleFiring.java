@@ -68,7 +68,7 @@ public final class ScheduleFiring implements AutoCloseable {
     static final Duration HELP_AFTER = Duration.ofSeconds(2);
     /** The most ticks one round decides per schedule: a schedule far behind catches up over rounds, others are not starved. */
     static final int DECISIONS_PER_ROUND = 100;
-    /** The most missed ticks counted one by one; a longer outage counts this many and decides the rest at once. */
+    /** The most missed ticks one decision counts and passes over; a longer outage takes several. */
     static final int MAX_COUNTED_MISSES = 100_000;
 
     private final ScheduleStore store;
@@ -209,11 +209,13 @@ public final class ScheduleFiring implements AutoCloseable {
                 missed++;
                 last = t;
             }
-            if (missed == MAX_COUNTED_MISSES) {
-                last = missedUpTo; // the rest of a long outage decided at once
-            }
             long n = missed;
             String name = r.name();
+            Instant after = missed == MAX_COUNTED_MISSES ? ticks.next(last) : null;
+            if (after != null && !after.isAfter(missedUpTo)) {
+                // A long outage is decided a chunk at a time; run-once fires on the last chunk only.
+                return new Decision(r.decidedUpTo(last), () -> metrics.misfired(name, n));
+            }
             if (Misfire.of(r.misfire()) == Misfire.RUN_ONCE) {
                 Instant tick = last;
                 Decision fire = fireOrSkip(r, tick);

@@ -54,6 +54,10 @@ class ScheduleFiringTest {
                 assertThat(j.id()).isEqualTo(ScheduleService.jobId("tick", j.scheduledFor()));
             });
             assertThat(b.count("gosched.schedule.fires", "tick")).isEqualTo(5);
+            assertThat(b.meters.get("gosched.schedule.next.fire").tag("schedule", "tick").gauge().value())
+                    .isEqualTo(ScheduleTestbed.T0.plusSeconds(6).getEpochSecond());
+            assertThat(b.meters.get("gosched.schedule.last.fire").tag("schedule", "tick").gauge().value())
+                    .isEqualTo(ScheduleTestbed.T0.plusSeconds(5).getEpochSecond());
             ScheduleView v = b.schedules.get("tick", 3);
             assertThat(v.lastFireAt()).isEqualTo(ScheduleTestbed.T0.plusSeconds(5));
             assertThat(v.lastJobId()).isEqualTo(made.getLast().id());
@@ -198,6 +202,24 @@ class ScheduleFiringTest {
             b.clock.advance(Duration.ofMinutes(30));
             f.fireDue();
             assertThat(b.jobsOf("catchup")).hasSize(2); // and on time again afterwards
+        }
+    }
+
+    /** Three days down for a one-second schedule: more missed ticks than one decision counts, still one job for them all. */
+    @Test
+    void aLongOutageIsDecidedInChunksAndRunOnceStillMakesOneJob() throws Exception {
+        try (ScheduleTestbed b = new ScheduleTestbed(ScheduleTestbed.T0)) {
+            b.schedules.create(ScheduleTestbed.json(every("long", "PT1S", QUICK_JOB, ",\"overlap\":\"allow\",\"misfire\":\"run-once\"")));
+            Instant now = b.clock.advance(Duration.ofDays(3));
+            b.firing().fireDue();
+            long missed = Duration.ofDays(3).minus(ScheduleFiring.MISFIRE_GRACE).toSeconds();
+            assertThat(missed).isGreaterThan(ScheduleFiring.MAX_COUNTED_MISSES);
+            assertThat(b.count("gosched.schedule.misfires", "long")).isEqualTo(missed);
+            Instant lastMissed = ScheduleTestbed.T0.plusSeconds(missed);
+            assertThat(b.jobsOf("long")).extracting(JobView::scheduledFor).filteredOn(t -> !t.isAfter(lastMissed))
+                    .containsExactly(lastMissed);
+            assertThat(b.jobsOf("long")).hasSize(1 + (int) ScheduleFiring.MISFIRE_GRACE.toSeconds());
+            assertThat(b.schedules.get("long", 0).lastFireAt()).isEqualTo(now);
         }
     }
 
