@@ -286,6 +286,33 @@ async function jobAction(id, action) {
   if (detailJob === id) showJob(id);
 }
 
+// ---- schedules: next and last fire, the last job and its state, paused ---------------------------
+
+/** A schedule's rule as people read it: its cron expression (and zone) or its period. */
+function scheduleWhen(s) {
+  return s.cron ? `${s.cron}${s.timeZone && s.timeZone !== 'UTC' ? ' (' + s.timeZone + ')' : ''}` : `every ${s.every}`;
+}
+
+async function loadSchedules() {
+  try {
+    const r = await api('/api/v1/schedules');
+    if (!r.ok) {
+      const problem = await r.json().catch(() => ({}));
+      $('schedule-list-status').textContent = `${r.status}: ${problem.detail || problem.title || ''}`;
+      return;
+    }
+    const items = (await r.json()).items || [];
+    $('schedule-list-status').textContent = '';
+    $('schedule-list-total').textContent = `${fmt(items.length)} in all`;
+    setHtml($('schedule-table').querySelector('tbody'), items.map((s) => `<tr data-schedule="${esc(s.name)}">
+      <td>${esc(s.name)}</td><td>${esc(scheduleWhen(s))}</td><td class="next-fire">${esc(s.nextFireAt || '–')}</td>
+      <td class="last-fire">${esc(s.lastFireAt || '–')}</td>
+      <td>${s.lastJobId ? `<a href="#job/${esc(s.lastJobId)}" data-job-link="${esc(s.lastJobId)}">${esc(s.lastJobId.slice(0, 8))}</a>
+        <span class="state ${esc(s.lastJobState || '')}">${esc(s.lastJobState || 'gone')}</span>` : '–'}</td>
+      <td class="paused">${s.paused ? 'paused' : ''}</td></tr>`).join(''));
+  } catch (e) { /* the next poll retries */ }
+}
+
 // ---- the detail panel: a job (state, attempts, result, goroutines) or a text dump --------------
 
 let detailJob = null;
@@ -444,6 +471,7 @@ $('token').addEventListener('change', () => {
   setConn('connecting…', false);
   loadTemplates();
   loadJobs();
+  loadSchedules();
   loadGoroutines();
   if (location.hash.startsWith('#job/')) showJob(decodeURIComponent(location.hash.slice(5)));
 });
@@ -467,6 +495,8 @@ window.addEventListener('resize', drawChart);
 loadTemplates();
 loadJobs();
 setInterval(loadJobs, 2000);
+loadSchedules();
+setInterval(loadSchedules, 2000);
 loadGoroutines();
 // Every second: the table's count and the header's (the stream's, every 500 ms) describe the same moment within a second.
 setInterval(loadGoroutines, 1000);

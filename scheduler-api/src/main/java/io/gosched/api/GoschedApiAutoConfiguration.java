@@ -9,6 +9,7 @@ import io.gosched.api.error.DecoderFailureProblems;
 import io.gosched.api.error.ProblemErrorWebExceptionHandler;
 import io.gosched.api.error.WireEnums;
 import io.gosched.api.job.JobConfiguration;
+import io.gosched.api.schedule.ScheduleConfiguration;
 import io.gosched.api.scheduler.SchedulerConfiguration;
 import io.gosched.api.security.BodyLimitFilter;
 import io.gosched.api.workload.WorkloadConfiguration;
@@ -38,7 +39,7 @@ import org.springframework.web.reactive.config.WebFluxConfigurer;
                 "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration"})
 @EnableConfigurationProperties(ApiProperties.class)
 @Import({SchedulerConfiguration.class, LimitsConfiguration.class, WorkloadConfiguration.class, ChannelConfiguration.class,
-        JobConfiguration.class, DebugConfiguration.class})
+        JobConfiguration.class, DebugConfiguration.class, ScheduleConfiguration.class})
 public class GoschedApiAutoConfiguration {
 
     @Bean

@@ -22,6 +22,7 @@ import io.gosched.service.job.spi.JobTicket;
  * KV gosched_idem       sha256(Idempotency-Key) -&gt; {jobId, bodyHash}; created with create()
  * KV gosched_channels   channel name ('.' as "=2E") -&gt; {node, incarnation, capacity, createdAt}
  * KV gosched_nodes      node id -&gt; heartbeat; TTL three heartbeats; key "leader" -&gt; the leader node
+ * KV gosched_schedules  schedule name -&gt; ScheduleRecord (JSON); CAS by revision decides each tick once
  * gosched.kick          core NATS: "a ticket became ready", wakes idle pullers
  * gosched.progress.&lt;job&gt;   core NATS: live counters of a running attempt
  * gosched.chan.&lt;node&gt;    core NATS request-reply: forwarded channel operations for that node's channels
@@ -39,6 +40,7 @@ public final class ClusterLayout {
     public static final String IDEM_BUCKET = "gosched_idem";
     public static final String CHANNELS_BUCKET = "gosched_channels";
     public static final String NODES_BUCKET = "gosched_nodes";
+    public static final String SCHEDULES_BUCKET = "gosched_schedules";
     public static final String LEADER_KEY = "leader";
     public static final String KICK_SUBJECT = "gosched.kick";
 

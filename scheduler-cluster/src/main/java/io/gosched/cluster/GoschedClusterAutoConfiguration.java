@@ -109,6 +109,12 @@ public class GoschedClusterAutoConfiguration {
         return new NatsChannelForwarder(conn, directory);
     }
 
+    /** Schedules in a KV bucket, so that every node fires them and each tick is decided once. */
+    @Bean(destroyMethod = "close")
+    public io.gosched.cluster.schedule.NatsScheduleStore goschedScheduleStore(ClusterConnection conn) {
+        return io.gosched.cluster.schedule.NatsScheduleStore.start(conn);
+    }
+
     /** This node as the job service sees it: its id, and whether it leads (runs retention). */
     @Bean
     public JobNode goschedJobNode(ClusterConnection conn, ClusterNodes nodes) {

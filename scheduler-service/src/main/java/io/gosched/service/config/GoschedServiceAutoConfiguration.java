@@ -37,7 +37,7 @@ import org.springframework.context.annotation.Import;
  */
 @AutoConfiguration
 @EnableConfigurationProperties(ServiceProperties.class)
-@Import({RuntimeConfiguration.class, EmbeddedMode.class})
+@Import({RuntimeConfiguration.class, EmbeddedMode.class, io.gosched.service.schedule.ScheduleConfiguration.class})
 public class GoschedServiceAutoConfiguration {
 
     @Bean

@@ -18,7 +18,11 @@ public final class ConflictException extends ServiceException {
         /** A channel of that name exists (on any node). */
         CHANNEL_EXISTS("channel-exists", "Channel exists"),
         /** Send on, or close of, a closed channel. */
-        CHANNEL_CLOSED("channel-closed", "Channel closed");
+        CHANNEL_CLOSED("channel-closed", "Channel closed"),
+        /** A schedule of that name exists. */
+        SCHEDULE_EXISTS("schedule-exists", "Schedule exists"),
+        /** The schedule kept changing under the request (other nodes firing it); asking again will do. */
+        SCHEDULE_BUSY("schedule-busy", "Schedule changing");
 
         private final String code;
         private final String title;

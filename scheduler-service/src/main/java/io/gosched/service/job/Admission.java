@@ -96,7 +96,41 @@ final class Admission {
             }
             hash = sha256(body.toString());
         }
-        return admit(body, idempotencyKey, hash);
+        return admit(body, idempotencyKey, hash, null);
+    }
+
+    /** A job a schedule's tick makes: its id derived from the schedule and the tick, so a tick makes one job on any node. */
+    record Scheduled(String jobId, String schedule, Instant scheduledFor) {}
+
+    /**
+     * Admits the job of a schedule's tick under its derived id, through the same checks as
+     * {@link #submit}. If the job exists already (another node fired the tick, or this one did
+     * before it died) it is answered as a replay, and repaired first if it was left queued without
+     * a ticket: a node that died between the record's create and the ticket's enqueue leaves
+     * exactly that, and the firing is retried until the schedule records it as submitted.
+     */
+    JobService.Submitted submitScheduled(JsonNode body, Scheduled scheduled) {
+        shutdown.refuseNewWork();
+        Optional<Versioned<JobRecord>> prior = store.get(scheduled.jobId());
+        if (prior.isPresent()) {
+            return scheduledExists(prior.get().value());
+        }
+        return admit(body, null, null, scheduled);
+    }
+
+    /**
+     * The job of a tick that exists already, its first ticket queued again if nothing holds one.
+     * Queueing it twice is harmless: the queue keeps one copy of a ticket (job id and number)
+     * within its duplicate window, and a copy outside it would be stale under the claim protocol
+     * once the job has moved on.
+     */
+    private JobService.Submitted scheduledExists(JobRecord r) {
+        JobRecord.Status s = r.status();
+        if (s.state() == io.gosched.service.job.spi.JobState.QUEUED && s.ticket() == 1 && !queue.holdsTicketOf(r.id())) {
+            log.info("job " + r.id() + " of schedule " + r.spec().schedule() + " was stored but not queued; queueing it");
+            queue.enqueue(new JobTicket(r.id(), 1, r.spec().priority(), r.spec().notBefore(), pinning.pinQuietly(r)));
+        }
+        return new JobService.Submitted(views.view(r), true);
     }
 
     /**
@@ -104,9 +138,10 @@ final class Admission {
      * ({@link JobSpecs}: where a new kind of job plugs in), checked against the limits, pinned to
      * its channels' home, stored and queued. Every refusal comes before any memory is committed.
      *
-     * @param hash  the body's SHA-256, with a key (null without)
+     * @param hash       the body's SHA-256, with a key (null without)
+     * @param scheduled  the schedule's tick it is for, or null for a client's job
      */
-    private JobService.Submitted admit(JsonNode body, String idempotencyKey, String hash) {
+    private JobService.Submitted admit(JsonNode body, String idempotencyKey, String hash, Scheduled scheduled) {
         if (idempotencyKey != null) {
             Optional<Versioned<IdempotencyEntry>> prior = store.key(idempotencyKey);
             if (prior.isPresent()) {
@@ -130,7 +165,7 @@ final class Admission {
         }
         long requestBytes = memory.checkShare(spec, pointer);
         checkRoom(1);
-        String id = UUID.randomUUID().toString();
+        String id = scheduled == null ? UUID.randomUUID().toString() : scheduled.jobId();
         Versioned<IdempotencyEntry> key = null;
         if (idempotencyKey != null) {
             Optional<Versioned<IdempotencyEntry>> prior = store.claimKey(idempotencyKey, new IdempotencyEntry(id, hash));
@@ -142,7 +177,8 @@ final class Admission {
         boolean waits = !spec.after().isEmpty();
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
                 spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash,
-                spec.after()), waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
+                spec.after(), scheduled == null ? null : scheduled.schedule(), scheduled == null ? null : scheduled.scheduledFor()),
+                waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
         if (keepsSpecs) {
             specs.remember(id, spec, requestBytes); // the in-memory store sizes the record from it
         }
@@ -151,6 +187,11 @@ final class Admission {
         }
         try {
             if (store.create(record).isEmpty()) {
+                if (scheduled != null) { // another node made the tick's job meanwhile
+                    specs.forget(id);
+                    return store.get(id).map(v -> scheduledExists(v.value())).orElseThrow(() -> new ConflictException(
+                            ConflictException.Reason.JOB_BUSY, "the job of this tick ('" + id + "') is changing; try again"));
+                }
                 throw new IllegalStateException("job id " + id + " already exists");
             }
         } catch (RuntimeException e) {

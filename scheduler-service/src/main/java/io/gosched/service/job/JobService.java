@@ -78,6 +78,7 @@ public final class JobService {
     private final Admission admission;
     private final JobControl control;
     private final Dependencies deps;
+    private final JobSpecs specs;
     private final AutoCloseable changes;
 
     /**
@@ -92,6 +93,7 @@ public final class JobService {
     public JobService(GoRuntime runtime, ChannelService channels, ServiceProperties properties, ServiceMetrics metrics, JobSpecs specs,
             Clock clock, ServiceBudget budget, JobQueue queue, JobStore store, JobNode node, ServiceShutdown shutdown) {
         this.budget = budget;
+        this.specs = specs;
         this.store = store;
         this.shutdown = shutdown;
         JobMemory memory = new JobMemory(budget.memory(), budget.sizes().maxJobBytes());
@@ -149,6 +151,26 @@ public final class JobService {
      */
     public List<String> submitBatch(JsonNode body) {
         return admission.submitBatch(body);
+    }
+
+    /**
+     * Admits the job of tick {@code scheduledFor} of schedule {@code schedule} under {@code jobId},
+     * an id derived from both, with the checks and errors of {@link #submit}: a tick fired on two
+     * nodes makes one job (the store creates a record only if its id is free). An existing job of
+     * that id is answered as a replay, queued again first if it was stored but never queued.
+     */
+    public Submitted submitScheduled(JsonNode body, String jobId, String schedule, Instant scheduledFor) {
+        return admission.submitScheduled(body, new Admission.Scheduled(jobId, schedule, scheduledFor));
+    }
+
+    /**
+     * Checks a job body as {@link #submit} parses it, without admitting anything: what a schedule
+     * checks its job with when it is made.
+     *
+     * @throws io.gosched.service.error.InvalidRequestException listing every violation
+     */
+    public void validate(JsonNode body, Instant now) {
+        specs.parse(body, now);
     }
 
     // ---------------------------------------------------------------- reads

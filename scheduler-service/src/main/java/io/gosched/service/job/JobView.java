@@ -39,7 +39,11 @@ public record JobView(String id, JobState state, String name, String template, i
         @Schema(description = "The attempts that ended, oldest first (the last 20): number, node, start, end, outcome and error of "
                 + "each; absent before the first ended") List<AttemptView> attempts,
         @Schema(description = "The jobs this one waits for or waited for (\"after\" at submission), in the order given, each with "
-                + "its state now; absent for a job submitted without \"after\"") List<AfterView> after) {
+                + "its state now; absent for a job submitted without \"after\"") List<AfterView> after,
+        @Schema(description = "The schedule whose tick made this job (POST /api/v1/schedules); absent for a job a client submitted",
+                nullable = true) String schedule,
+        @Schema(description = "The tick of its schedule this job is for; absent for a job a client submitted", nullable = true)
+        Instant scheduledFor) {
 
     /** A view without dependencies. */
     public JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
@@ -47,7 +51,7 @@ public record JobView(String id, JobState state, String name, String template, i
             Long durationMs, Counters counters, Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
             List<AttemptView> attempts) {
         this(id, state, name, template, priority, attempt, maxAttempts, timeoutMs, submittedAt, notBefore, queuedAt, startedAt,
-                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null);
+                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null, null, null);
     }
 
     /**

@@ -182,7 +182,7 @@ final class JobViews {
                 new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live),
                 Optional.of(leaked(r.id(), leaks)).filter(n -> n > 0).orElse(null), sp.maxGoroutines(),
                 namesNodes ? s.node() : null, result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()), attempts,
-                after(sp.after()));
+                after(sp.after()), sp.schedule(), sp.scheduledFor());
     }
 
     /** The jobs of {@code after} with their states as the store has them now (one summary read each). */

@@ -70,6 +70,12 @@ abstract class ReadmeContract {
                 expect(wrong, a, a.status() < 400, curl.line());
             }
 
+            // README.md's schedules, line by line.
+            for (Curl curl : ReadmeCalls.readme("### Schedules")) {
+                Answer a = c.call(curl);
+                expect(wrong, a, a.status() < 400, curl.line());
+            }
+
             // scheduler-api/README.md's endpoint table, each answer it lists.
             String job = submit(c, wrong, "{\"template\":\"fan-out-fan-in\",\"params\":{\"workers\":4}}");
             expect(wrong, c.call("GET", "/api/v1/jobs/" + job, null), 200);

@@ -19,6 +19,9 @@ import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTest
 @AutoConfigureWebTestClient
 class LivePageBrowserTest extends LivePageSession {
 
+    @org.springframework.beans.factory.annotation.Autowired
+    org.springframework.test.web.reactive.server.WebTestClient http;
+
     @Test
     void showsOneLanePerPAndNumbersMoveAfterAJobStartedFromTheForm() throws Exception {
         openLivePage();
@@ -39,6 +42,13 @@ class LivePageBrowserTest extends LivePageSession {
         wait.until(d -> number(d.findElement(By.id("spawned")).getText()) > createdBefore);
         wait.until(d -> !d.findElements(By.cssSelector("#jobs tbody tr")).isEmpty());
         wait.until(d -> number(d.findElement(By.id("schedules")).getText()) > 0);
+
+        // The schedules section lists a schedule with its rule and next fire, polled as the jobs are.
+        http.post().uri("/api/v1/schedules").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+                .bodyValue("{\"name\":\"page-hourly\",\"every\":\"PT1H\",\"job\":{\"template\":\"ping-pong\"}}").exchange()
+                .expectStatus().isCreated();
+        wait.until(d -> d.findElements(By.cssSelector("#schedule-table tr[data-schedule='page-hourly']")).stream()
+                .anyMatch(r -> r.getText().contains("every PT1H") && r.findElement(By.cssSelector(".next-fire")).getText().matches("\\d{4}-.*Z")));
 
         Path target = Chromium.screenshot(driver, "live-page.png");
         assertThat(Files.size(target)).isGreaterThan(10_000);

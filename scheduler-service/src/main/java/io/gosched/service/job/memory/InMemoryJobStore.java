@@ -226,9 +226,7 @@ public final class InMemoryJobStore implements JobStore {
         }
         JobRecord.Spec s = e.summary().spec();
         JsonNode request = JSON.readTree(e.request());
-        return new JobRecord(e.summary().id(), new JobRecord.Spec(request, s.name(), s.template(), s.priority(), s.maxAttempts(),
-                s.timeoutMs(), s.maxGoroutines(), s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash(), s.after()),
-                e.summary().status());
+        return new JobRecord(e.summary().id(), s.withRequest(request), e.summary().status());
     }
 
     @Override

@@ -44,25 +44,41 @@ public record JobRecord(String id, Spec spec, Status status) {
      * @param after           the ids of the jobs it waits for (state {@code waiting} until all succeeded), in the order
      *                        given; null for none (a record written before dependencies existed reads so). Kept in
      *                        {@link #summary()}s: every node's dependency index is built from them
+     * @param schedule        the schedule whose tick made the job, or null for a job submitted by a client
+     * @param scheduledFor    the tick of {@code schedule} the job is for (its id is derived from both), or null
      */
     public record Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
-            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after) {
+            long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after,
+            String schedule, Instant scheduledFor) {
 
         public Spec {
             Objects.requireNonNull(submittedAt, "submittedAt");
             after = after == null || after.isEmpty() ? null : List.copyOf(after);
         }
 
-        /** A spec without dependencies. */
+        /** A client's job without dependencies. */
         public Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
                 long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash) {
             this(request, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore, idempotencyKey,
-                    bodyHash, null);
+                    bodyHash, null, null, null);
+        }
+
+        /** A client's job: no schedule. */
+        public Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
+                long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after) {
+            this(request, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore, idempotencyKey,
+                    bodyHash, after, null, null);
         }
 
         /** {@link #after}, or an empty list for none. */
         public List<String> dependencies() {
             return after == null ? List.of() : after;
+        }
+
+        /** The same spec with another request body (null: a summary's). */
+        public Spec withRequest(JsonNode body) {
+            return new Spec(body, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore,
+                    idempotencyKey, bodyHash, after, schedule, scheduledFor);
         }
     }
 
@@ -256,9 +272,7 @@ public record JobRecord(String id, Spec spec, Status status) {
         if (spec.request() == null) {
             return this;
         }
-        Spec s = spec;
-        return new JobRecord(id, new Spec(null, s.name(), s.template(), s.priority(), s.maxAttempts(), s.timeoutMs(), s.maxGoroutines(),
-                s.submittedAt(), s.notBefore(), s.idempotencyKey(), s.bodyHash(), s.after()), status);
+        return new JobRecord(id, spec.withRequest(null), status);
     }
 
     public JobRecord withStatus(Status next) {
