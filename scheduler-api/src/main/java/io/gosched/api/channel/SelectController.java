@@ -7,6 +7,7 @@ import java.util.List;
 import io.gosched.service.channel.ChannelName;
 import io.gosched.service.channel.ChannelSelect;
 import io.gosched.service.channel.ChannelService;
+import io.gosched.service.channel.spi.ChannelOutcome;
 import io.gosched.service.error.InvalidRequestException;
 import io.gosched.service.error.Violation;
 import io.swagger.v3.oas.annotations.Operation;
@@ -76,9 +77,9 @@ class SelectController {
     }
 
     /** Each case exactly one of recv and send, a send with its value: every bad case named, not only the first. */
-    private static List<ChannelSelect.Case> cases(List<SelectCaseRequest> in) {
+    private static List<ChannelOutcome.SelectCase> cases(List<SelectCaseRequest> in) {
         List<Violation> bad = new ArrayList<>();
-        List<ChannelSelect.Case> out = new ArrayList<>(in.size());
+        List<ChannelOutcome.SelectCase> out = new ArrayList<>(in.size());
         for (int i = 0; i < in.size(); i++) {
             SelectCaseRequest c = in.get(i);
             String at = "/cases/" + i;
@@ -91,7 +92,7 @@ class SelectController {
             } else if (c.recv() != null && c.value() != null) {
                 bad.add(new Violation(at + "/value", "only a send case takes a value"));
             } else {
-                out.add(c.send() != null ? ChannelSelect.Case.send(c.send(), c.value()) : ChannelSelect.Case.recv(c.recv()));
+                out.add(c.send() != null ? new ChannelOutcome.SelectCase(c.send(), true, c.value()) : new ChannelOutcome.SelectCase(c.recv(), false, null));
             }
         }
         if (!bad.isEmpty()) {

@@ -28,8 +28,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * POST /api/v1/select across two service nodes (each its own JVM) on a real nats-server: a select
- * whose channels all live on the other node, and one whose channels live on both, still fire
- * exactly one case and leave the others untouched.
+ * whose channels all live on the other node (forwarded there as one select), and one whose
+ * channels live on both (rounds of non-blocking attempts), still fire exactly one case and leave
+ * the others untouched, also when the client hangs up.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClusterSelectTest {
@@ -147,6 +148,35 @@ class ClusterSelectTest {
         Answer closed = call(b, "POST", "/api/v1/select", select(1000, sendCase("far-out", 1)));
         assertThat(closed.status()).isEqualTo(409);
         assertThat(closed.body().path("type").asString()).isEqualTo("urn:gosched:problem:channel-closed");
+    }
+
+    /** Forwarded as one select, it waits at the home as Go's select does: two such selects meet there. */
+    @Test
+    void twoSelectsOnTheOtherNodesChannelMeetAtItsHome() throws Exception {
+        create(a, "meet", 0);
+        CompletableFuture<Answer> receiver = callAsync(b, "POST", "/api/v1/select", select(20_000, recvCase("meet")));
+        await("the forwarded select waits at the home", () -> state(a, "meet").path("waitingReceivers").asInt() == 1);
+        Answer sender = call(b, "POST", "/api/v1/select", select(10_000, sendCase("meet", "hello")));
+        assertThat(sender.body().path("index").asInt()).as("%s", sender.body()).isZero();
+        Answer got = receiver.get(30, TimeUnit.SECONDS);
+        assertThat(got.body().path("value").asString()).as("%s", got.body()).isEqualTo("hello");
+    }
+
+    @Test
+    void aClientThatHangsUpOnAForwardedSelectConsumesNothing() throws Exception {
+        create(a, "hangup-in", 0);
+        create(a, "hangup-out", 0);
+        CompletableFuture<Answer> gone = callAsync(b, "POST", "/api/v1/select",
+                select(20_000, recvCase("hangup-in"), sendCase("hangup-out", "ghost")));
+        await("the select waits at the home", () -> state(a, "hangup-in").path("waitingReceivers").asInt() == 1
+                && state(a, "hangup-out").path("waitingSenders").asInt() == 1);
+        gone.cancel(true); // the client hangs up
+        await("the home's select ended", () -> state(a, "hangup-in").path("waitingReceivers").asInt() == 0
+                && state(a, "hangup-out").path("waitingSenders").asInt() == 0);
+        assertThat(call(a, "POST", "/api/v1/channels/hangup-in/send", Map.of("value", 1, "timeoutMs", 300)).body().path("sent").asBoolean())
+                .as("nobody receives any more").isFalse();
+        assertThat(call(a, "POST", "/api/v1/channels/hangup-out/recv", Map.of("timeoutMs", 300)).body().path("received").asBoolean())
+                .as("nobody sends any more").isFalse();
     }
 
     @Test
