@@ -5,6 +5,6 @@ import org.springframework.context.annotation.Import;
 
 /** The named-channel endpoints (the registry is scheduler-service's bean). */
 @Configuration(proxyBeanMethods = false)
-@Import(ChannelController.class)
+@Import({ChannelController.class, SelectController.class})
 public class ChannelConfiguration {
 }

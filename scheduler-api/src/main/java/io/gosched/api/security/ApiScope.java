@@ -16,8 +16,8 @@ public enum ApiScope {
     JOBS_WRITE("jobs:write", "Submit, cancel and retry jobs"),
     /** Read named channels. */
     CHANNELS_READ("channels:read", "Read named channels"),
-    /** Create, send to, receive from, close and delete named channels. */
-    CHANNELS_WRITE("channels:write", "Create, send to, receive from, close and delete named channels"),
+    /** Create, send to, receive from, select over, close and delete named channels. */
+    CHANNELS_WRITE("channels:write", "Create, send to, receive from, select over, close and delete named channels"),
     /** Control and inspect the runtime: GOMAXPROCS, traces, the flight recorder, goroutine dumps, debug endpoints. */
     SCHEDULER_ADMIN("scheduler:admin",
             "Control and inspect the runtime: GOMAXPROCS, schedtrace, traces, the flight recorder, goroutine dumps, every debug endpoint");

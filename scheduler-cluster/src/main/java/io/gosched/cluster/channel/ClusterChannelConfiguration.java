@@ -3,6 +3,7 @@ package io.gosched.cluster.channel;
 import java.time.Duration;
 
 import io.gosched.service.channel.ChannelRegistry;
+import io.gosched.service.channel.ChannelSelect;
 import io.gosched.cluster.ClusterProperties;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -28,7 +29,7 @@ public class ClusterChannelConfiguration {
 
     @Bean
     SmartInitializingSingleton goschedChannelHome(NatsChannelForwarder forwarder, NatsChannelDirectory directory,
-            ObjectProvider<ChannelRegistry> channels) {
+            ObjectProvider<ChannelRegistry> channels, ObjectProvider<ChannelSelect> selects) {
         return () -> {
             ChannelRegistry registry = channels.getIfAvailable();
             if (registry == null) {
@@ -36,6 +37,7 @@ public class ClusterChannelConfiguration {
                         + " serves no channels to the others");
                 return;
             }
+            selects.ifAvailable(forwarder::serveSelects); // before serve: a select may arrive with the first request
             forwarder.serve(registry);
         };
     }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.gosched.service.budget.HeldValue;
 import io.gosched.service.channel.spi.ChannelOutcome;
 import io.gosched.service.channel.spi.LocalChannels;
+import io.gosched.service.channel.spi.LocalSelect;
 import io.gosched.service.error.BackendUnavailableException;
 import io.gosched.service.error.ConflictException;
 import io.gosched.service.error.NotFoundException;
@@ -77,6 +78,8 @@ final class HomeServer implements AutoCloseable {
         Phase phase = Phase.RUNNING;
         Forwarded.Reply reply;
         JsonNode taken;
+        /** The channel {@link #taken} came from: the request's, or for a select the fired case's. */
+        String takenFrom;
         long settledAt;
         CompletableFuture<?> op;
         ScheduledFuture<?> timer;
@@ -96,6 +99,11 @@ final class HomeServer implements AutoCloseable {
 
         /** The operation finished with {@code r}; {@code value} is what a recv took, or null. */
         void settle(Forwarded.Reply r, JsonNode value) {
+            settle(r, value, req.channel());
+        }
+
+        /** As {@link #settle(Forwarded.Reply, JsonNode)}, the value taken from channel {@code from}. */
+        void settle(Forwarded.Reply r, JsonNode value, String from) {
             boolean putBack = false;
             synchronized (this) {
                 if (phase != Phase.RUNNING) {
@@ -104,6 +112,7 @@ final class HomeServer implements AutoCloseable {
                     phase = value != null ? Phase.UNCONFIRMED : Phase.DONE;
                     reply = r;
                     taken = value;
+                    takenFrom = from;
                     settledAt = System.nanoTime();
                     if (timer != null) {
                         timer.cancel(false);
@@ -115,7 +124,7 @@ final class HomeServer implements AutoCloseable {
                 }
             }
             if (putBack) {
-                giveBack(req.channel(), value, "late");
+                giveBack(from, value, "late");
             }
         }
 
@@ -150,11 +159,15 @@ final class HomeServer implements AutoCloseable {
         /** The caller gave up ({@code return}, {@code cancel}) or never confirmed. */
         void abandon(String why) {
             JsonNode back = null;
+            String backTo = null;
             CompletableFuture<?> withdraw = null;
             synchronized (this) {
                 switch (phase) {
                     case RUNNING -> withdraw = op;
-                    case UNCONFIRMED -> back = taken;
+                    case UNCONFIRMED -> {
+                        back = taken;
+                        backTo = takenFrom;
+                    }
                     default -> {
                         return;
                     }
@@ -163,7 +176,7 @@ final class HomeServer implements AutoCloseable {
                 taken = null;
                 settledAt = System.nanoTime();
                 // a retry that still comes gets "nothing happened", which is now true
-                reply = Forwarded.SEND.equals(req.op()) ? Forwarded.Reply.status(Forwarded.UNKNOWN)
+                reply = !Forwarded.RECV.equals(req.op()) ? Forwarded.Reply.status(Forwarded.UNKNOWN)
                         : Forwarded.Reply.of(new ChannelOutcome.Recv(false, null, false, "withdrawn"));
                 waiting.clear();
             }
@@ -173,13 +186,14 @@ final class HomeServer implements AutoCloseable {
                 withdraw.cancel(false);
             }
             if (back != null) {
-                giveBack(req.channel(), back, why);
+                giveBack(backTo, back, why);
             }
         }
     }
 
     private final ClusterConnection conn;
     private final LocalChannels local;
+    private final LocalSelect selects;
     private final Duration retention;
     private final int maxPending;
     private final ConcurrentHashMap<String, Pending> outcomes = new ConcurrentHashMap<>();
@@ -190,13 +204,15 @@ final class HomeServer implements AutoCloseable {
     private volatile boolean closing;
 
     /**
+     * @param selects     this node's selects, or null if it serves none
      * @param retention   how long an outcome is kept for retries and an unconfirmed value waits
      *                    for its confirmation: at least the callers' retry horizon
      * @param maxPending  outcomes held at once; beyond it requests are answered {@code busy} (503)
      */
-    HomeServer(ClusterConnection conn, LocalChannels local, Duration retention, int maxPending) {
+    HomeServer(ClusterConnection conn, LocalChannels local, LocalSelect selects, Duration retention, int maxPending) {
         this.conn = conn;
         this.local = local;
+        this.selects = selects;
         this.retention = retention;
         this.maxPending = maxPending;
         this.timers = new ScheduledThreadPoolExecutor(1, r -> Thread.ofPlatform().name("gosched-chan-home").daemon(true).unstarted(r));
@@ -235,7 +251,7 @@ final class HomeServer implements AutoCloseable {
             }
             case Forwarded.DESCRIBE -> publish(m.getReplyTo(), describe(req));
             case Forwarded.LIST -> publish(m.getReplyTo(), list(req));
-            case Forwarded.SEND, Forwarded.RECV, Forwarded.CLOSE, Forwarded.DELETE -> operate(req, m.getReplyTo());
+            case Forwarded.SEND, Forwarded.RECV, Forwarded.SELECT, Forwarded.CLOSE, Forwarded.DELETE -> operate(req, m.getReplyTo());
             default -> log.debug("unknown forwarded channel op " + req.op());
         }
     }
@@ -299,6 +315,7 @@ final class HomeServer implements AutoCloseable {
                 case Forwarded.SEND -> startSend(p);
                 case Forwarded.RECV -> startRecv(p);
                 case Forwarded.DELETE -> startDelete(p);
+                case Forwarded.SELECT -> startSelect(p);
                 default -> {
                     local.close(req.channel());
                     p.settle(Forwarded.Reply.status(Forwarded.OK), null);
@@ -353,6 +370,54 @@ final class HomeServer implements AutoCloseable {
                 p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN), null);
             } else {
                 p.settle(Forwarded.Reply.of(ChannelOutcome.Send.SENT), null);
+            }
+        });
+    }
+
+    /**
+     * A select over channels of this node, as one select (the runtime's, through
+     * {@link LocalSelect}): its stop is asynchronous, so the operation's handle never reports a
+     * withdrawal ({@code cancel(false)} asks the select to stop and answers false); whatever the
+     * select ends with, a case that fired or none, settles the operation, and a value it took
+     * after the caller gave up goes back (see {@link Pending#settle}).
+     */
+    private void startSelect(Pending p) {
+        LocalSelect s = selects;
+        List<ChannelOutcome.SelectCase> in = p.req.cases();
+        if (s == null || in == null || in.isEmpty()) {
+            p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN, "node " + conn.nodeId() + " serves no selects"), null);
+            return;
+        }
+        List<ChannelOutcome.SelectCase> cases = in.stream().map(c -> c.send() && c.value() == null
+                ? new ChannelOutcome.SelectCase(c.channel(), true, tools.jackson.databind.node.JsonNodeFactory.instance.nullNode()) : c).toList();
+        LocalSelect.Running run;
+        try {
+            run = s.start(cases);
+        } catch (NotFoundException nf) {
+            p.settle(Forwarded.Reply.status(Forwarded.NOT_FOUND, nf.id()), null); // the reason names the channel
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(p.req.timeoutMs() == null ? 0 : Math.max(0, p.req.timeoutMs()));
+        CompletableFuture<Void> handle = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                run.stop(System.nanoTime() - deadline >= 0 ? "timeout" : "shutdown");
+                return false; // the select's own result says whether anything fired
+            }
+        };
+        arm(p, handle, () -> Forwarded.Reply.status(Forwarded.UNKNOWN));
+        run.result().whenComplete((sel, e) -> {
+            Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (c instanceof ConflictException closed && closed.reason() == ConflictException.Reason.CHANNEL_CLOSED) {
+                p.settle(Forwarded.Reply.status(Forwarded.CLOSED, String.valueOf(closed.members().get("channel"))), null);
+            } else if (c instanceof ServiceException se) {
+                p.settle(reply(se), null);
+            } else if (c != null) {
+                log.warn("forwarded select on '" + p.req.channel() + "' failed", c);
+                p.settle(Forwarded.Reply.status(Forwarded.UNKNOWN), null);
+            } else {
+                boolean took = sel.tookValue(cases);
+                p.settle(Forwarded.Reply.of(sel), took ? sel.value() : null, sel.fired() ? cases.get(sel.index()).channel() : null);
             }
         });
     }

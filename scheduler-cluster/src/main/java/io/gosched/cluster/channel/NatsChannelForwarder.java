@@ -22,6 +22,7 @@ import io.gosched.service.channel.spi.ChannelForwarder;
 import io.gosched.service.channel.spi.ChannelHome;
 import io.gosched.service.channel.spi.ChannelOutcome;
 import io.gosched.service.channel.spi.LocalChannels;
+import io.gosched.service.channel.spi.LocalSelect;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.nats.client.JetStreamStatusException;
@@ -77,6 +78,7 @@ public final class NatsChannelForwarder implements ChannelForwarder, AutoCloseab
     private final NatsChannelDirectory directory;
     private final Duration margin;
     private HomeServer server; // guarded by this
+    private LocalSelect selects; // guarded by this; set before serve
     /** This node's forwarded sends and recvs still without an outcome: request id -> its withdrawal. */
     private final Map<String, Runnable> withdrawals = new ConcurrentHashMap<>();
     private volatile boolean withdrawing;
@@ -99,7 +101,7 @@ public final class NatsChannelForwarder implements ChannelForwarder, AutoCloseab
             throw new IllegalStateException("already serving");
         }
         directory.forgetPreviousLives();
-        server = new HomeServer(conn, local, margin.multipliedBy(RETRIES + 3), MAX_PENDING);
+        server = new HomeServer(conn, local, selects, margin.multipliedBy(RETRIES + 3), MAX_PENDING);
         server.start();
     }
 
@@ -151,6 +153,56 @@ public final class NatsChannelForwarder implements ChannelForwarder, AutoCloseab
                 .doOnError(e -> {
                     if (decided.compareAndSet(false, true)) {
                         tell(home, req.withOp(Forwarded.RETURN)); // if the home did take a value, it goes back
+                    }
+                })
+                .doOnCancel(() -> {
+                    if (decided.compareAndSet(false, true)) {
+                        tell(home, req.withOp(Forwarded.RETURN));
+                    }
+                });
+    }
+
+    @Override
+    public synchronized void serveSelects(LocalSelect selects) {
+        if (server != null) {
+            throw new IllegalStateException("selects must be served before the channels are");
+        }
+        this.selects = selects;
+    }
+
+    /**
+     * A select whose channels all live on {@code home}'s node, run there as one select; the same
+     * protocol as {@link #recv}: a value a case took is confirmed once handed on, and goes back
+     * when the caller cancels first. A not-found or closed reply names its channel in "reason".
+     */
+    @Override
+    public Mono<ChannelOutcome.Select> select(ChannelHome home, List<ChannelOutcome.SelectCase> cases, Duration timeout) {
+        Forwarded.Request req = Forwarded.Request.select(home, timeout.toMillis(), cases);
+        AtomicBoolean decided = new AtomicBoolean(); // who ends it, the answer or a cancel: see recv
+        return withdrawable(home, req, timeout)
+                .<ChannelOutcome.Select>handle((reply, sink) -> {
+                    if (!decided.compareAndSet(false, true)) {
+                        return;
+                    }
+                    ChannelOutcome.Select r;
+                    try {
+                        boolean named = reply.reason() != null
+                                && (Forwarded.NOT_FOUND.equals(reply.status()) || Forwarded.CLOSED.equals(reply.status()));
+                        check(named ? new ChannelHome(reply.reason(), home.node(), home.incarnation(), 0, home.createdAt()) : home, reply);
+                        r = reply.select();
+                    } catch (RuntimeException e) {
+                        tell(home, req.withOp(Forwarded.RETURN));
+                        sink.error(e);
+                        return;
+                    }
+                    if (r.tookValue(cases)) {
+                        tell(home, req.withOp(Forwarded.CONFIRM));
+                    }
+                    sink.next(r);
+                })
+                .doOnError(e -> {
+                    if (decided.compareAndSet(false, true)) {
+                        tell(home, req.withOp(Forwarded.RETURN));
                     }
                 })
                 .doOnCancel(() -> {

@@ -83,6 +83,11 @@ public final class ChannelService {
         return registry;
     }
 
+    /** How operations reach a channel of another node. */
+    public ChannelForwarder forwarder() {
+        return forwarder;
+    }
+
     /** Where every node's channels live. */
     public ChannelDirectory directory() {
         return directory;

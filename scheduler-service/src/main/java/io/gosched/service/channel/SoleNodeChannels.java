@@ -86,6 +86,11 @@ public final class SoleNodeChannels implements ChannelDirectory, ChannelForwarde
     }
 
     @Override
+    public Mono<ChannelOutcome.Select> select(ChannelHome home, List<ChannelOutcome.SelectCase> cases, Duration timeout) {
+        return Mono.error(new NotFoundException("channel", home.name()));
+    }
+
+    @Override
     public Mono<Void> close(ChannelHome home) {
         return Mono.error(new NotFoundException("channel", home.name()));
     }

@@ -7,6 +7,7 @@ import io.gosched.service.ServiceProperties;
 import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.ServiceShutdown;
 import io.gosched.service.channel.ChannelRegistry;
+import io.gosched.service.channel.ChannelSelect;
 import io.gosched.service.channel.ChannelService;
 import io.gosched.service.channel.spi.ChannelForwarder;
 import io.gosched.service.channel.spi.ChannelDirectory;
@@ -84,6 +85,13 @@ public class GoschedServiceAutoConfiguration {
     public ChannelService channelService(ChannelRegistry registry, ChannelDirectory directory, ChannelForwarder forwarder,
             ServiceMetrics metrics, ServiceBudget budget, ServiceShutdown shutdown) {
         return new ChannelService(registry, directory, forwarder, metrics, budget, shutdown);
+    }
+
+    /** Go's select over named channels for HTTP clients: the runtime's select here, rounds across nodes. */
+    @Bean
+    public ChannelSelect goschedChannelSelect(ChannelService channels, GoRuntime runtime, ServiceMetrics metrics, ServiceBudget budget,
+            ServiceShutdown shutdown) {
+        return new ChannelSelect(channels, runtime, metrics, budget, shutdown);
     }
 
     @Bean

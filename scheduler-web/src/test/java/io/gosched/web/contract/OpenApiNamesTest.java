@@ -27,7 +27,7 @@ class OpenApiNamesTest {
 
     static final List<String> OPERATION_IDS = List.of("submitJob", "getJob", "listJobs", "cancelJob", "retryJob", "getJobResult",
             "streamJobEvents", "listJobGoroutines", "createChannel", "getChannel", "listChannels", "sendToChannel",
-            "receiveFromChannel", "closeChannel", "deleteChannel", "getScheduler", "setGomaxprocs", "getSchedtrace",
+            "receiveFromChannel", "closeChannel", "deleteChannel", "selectChannels", "getScheduler", "setGomaxprocs", "getSchedtrace",
             "streamTelemetry", "listWorkloads", "getLimits", "listGoroutines", "listLeakedGoroutines", "getFlightTrace",
             "listFlightSnapshots", "getFlightSnapshot", "recordTrace",
             "createSchedule", "listSchedules", "getSchedule", "replaceSchedule", "deleteSchedule", "pauseSchedule", "resumeSchedule",

@@ -25,6 +25,13 @@ public interface ChannelForwarder {
     /** Receives from a channel of another node; the value is confirmed to the home once emitted. */
     Mono<ChannelOutcome.Recv> recv(ChannelHome home, Duration timeout);
 
+    /**
+     * Runs a select on {@code home}'s node, every case's channel living there, as one blocking
+     * select; a taken value is confirmed to the home once emitted, put back when the caller cancels.
+     * Errors as send's and recv's (a send case on a closed channel that fired: closed).
+     */
+    Mono<ChannelOutcome.Select> select(ChannelHome home, List<ChannelOutcome.SelectCase> cases, Duration timeout);
+
     /** Closes a channel of another node. */
     Mono<Void> close(ChannelHome home);
 
@@ -51,4 +58,12 @@ public interface ChannelForwarder {
      * Called once, at start-up, before any channel is registered.
      */
     void serve(LocalChannels local);
+
+    /**
+     * Starts answering the other nodes' selects over this node's channels with {@code selects};
+     * called once, at start-up, before {@link #serve}. Without it a forwarded select is answered
+     * "unknown" (503 at the caller).
+     */
+    default void serveSelects(LocalSelect selects) {
+    }
 }

@@ -26,6 +26,26 @@ public final class ChannelOutcome {
         }
     }
 
+    /** One case of a select: a receive from {@code channel}, or a send of {@code value} (a JSON null is NullNode) on it. */
+    public record SelectCase(String channel, boolean send, JsonNode value) {}
+
+    /**
+     * A select: {@code index} of the case that fired (null: none did, {@code reason} says why:
+     * timeout, shutdown) with, for a receive, the value and Go's {@code ok}.
+     */
+    public record Select(Integer index, JsonNode value, boolean ok, String reason) {
+
+        /** True if a case fired. */
+        public boolean fired() {
+            return index != null;
+        }
+
+        /** True if a receive case took a value out of its channel (which must reach exactly one caller). */
+        public boolean tookValue(java.util.List<SelectCase> cases) {
+            return index != null && !cases.get(index).send() && ok;
+        }
+    }
+
     /**
      * What GET shows of a channel.
      *

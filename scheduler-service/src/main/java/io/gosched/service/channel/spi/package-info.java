@@ -20,6 +20,9 @@
  * <li>when the home is gone, every operation ends with
  *     {@link io.gosched.service.error.GoneException} (the channel is lost), never a hang.</li>
  * </ul>
+ * An HTTP select whose channels all live on one other node is forwarded there as one select
+ * ({@link io.gosched.service.channel.spi.LocalSelect} on the home); one over several homes runs
+ * as rounds of non-blocking attempts ({@code ChannelSelect}).
  * A blocking select over channels with different homes cannot be made atomic by forwarding; the
  * job service refuses it (an invalid request) and runs a job whose shared channels share a home on that home
  * ({@link io.gosched.service.job.spi.JobTicket#node()}).
