@@ -1,6 +1,7 @@
 package io.gosched.web;
 
 import io.gosched.service.ServiceProperties;
+import io.gosched.service.http.HttpJobProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,7 +34,8 @@ import tools.jackson.databind.json.JsonMapper;
 class ConfigurationMetadataTest {
 
     private static final List<Class<?>> PROPERTIES = List.of(ApiProperties.class, ServiceProperties.class, ApiSecurityProperties.class,
-            RuntimeProperties.class, ClusterProperties.class, TelemetryProperties.class, FlightProperties.class);
+            RuntimeProperties.class, ClusterProperties.class, TelemetryProperties.class, FlightProperties.class,
+            HttpJobProperties.class);
 
     @Test
     void everyGoschedPropertyHasMetadataWithADescription() throws Exception {

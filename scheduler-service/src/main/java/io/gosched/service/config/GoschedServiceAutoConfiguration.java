@@ -4,6 +4,9 @@ import java.time.Clock;
 
 import io.gosched.runtime.GoRuntime;
 import io.gosched.service.ServiceProperties;
+import io.gosched.service.http.HttpCaller;
+import io.gosched.service.http.HttpJobProperties;
+import io.gosched.service.http.HttpTargets;
 import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.ServiceShutdown;
 import io.gosched.service.channel.ChannelRegistry;
@@ -37,7 +40,7 @@ import org.springframework.context.annotation.Import;
  * Nothing here serves HTTP (scheduler-api does).
  */
 @AutoConfiguration
-@EnableConfigurationProperties(ServiceProperties.class)
+@EnableConfigurationProperties({ServiceProperties.class, HttpJobProperties.class})
 @Import({RuntimeConfiguration.class, EmbeddedMode.class, io.gosched.service.schedule.ScheduleConfiguration.class})
 public class GoschedServiceAutoConfiguration {
 
@@ -65,6 +68,18 @@ public class GoschedServiceAutoConfiguration {
     @Bean
     public JobSpecs goschedJobSpecs(WorkloadParser parser, WorkloadTemplates templates) {
         return new JobSpecs(parser, templates);
+    }
+
+    /** What HTTP-target jobs may call ({@code gosched.jobs.http}); an unusable URL there stops the start, naming it. */
+    @Bean
+    public HttpTargets goschedHttpTargets(HttpJobProperties properties) {
+        return new HttpTargets(properties);
+    }
+
+    /** Makes HTTP-target jobs' calls; its client's threads end with the context. */
+    @Bean(destroyMethod = "close")
+    public HttpCaller goschedHttpCaller(HttpJobProperties properties, HttpTargets targets, ObjectProvider<MeterRegistry> registry) {
+        return new HttpCaller(properties, targets, registry.getIfAvailable());
     }
 
     /** This node's one shutdown state, which the job service and the named channels share. */
