@@ -4,7 +4,9 @@ import java.time.Clock;
 
 import io.gosched.runtime.GoRuntime;
 import io.gosched.service.ServiceProperties;
+import io.gosched.service.http.HttpCallParser;
 import io.gosched.service.http.HttpCaller;
+import io.gosched.service.http.HttpJobs;
 import io.gosched.service.http.HttpJobProperties;
 import io.gosched.service.http.HttpTargets;
 import io.gosched.service.budget.ServiceBudget;
@@ -66,8 +68,14 @@ public class GoschedServiceAutoConfiguration {
     }
 
     @Bean
-    public JobSpecs goschedJobSpecs(WorkloadParser parser, WorkloadTemplates templates) {
-        return new JobSpecs(parser, templates);
+    public JobSpecs goschedJobSpecs(WorkloadParser parser, WorkloadTemplates templates, HttpJobs http) {
+        return new JobSpecs(parser, templates, http);
+    }
+
+    /** HTTP-target jobs: a job's answer body is bounded by its share of the memory budget. */
+    @Bean
+    public HttpJobs goschedHttpJobs(HttpJobProperties properties, HttpTargets targets, HttpCaller caller, ServiceBudget budget) {
+        return new HttpJobs(new HttpCallParser(targets, properties), caller, budget.sizes().maxJobBytes());
     }
 
     /** What HTTP-target jobs may call ({@code gosched.jobs.http}); an unusable URL there stops the start, naming it. */

@@ -177,8 +177,8 @@ final class Admission {
         boolean waits = !spec.after().isEmpty();
         JobRecord record = new JobRecord(id, new JobRecord.Spec(body, spec.name(), spec.template(), spec.priority(),
                 spec.retry().maxAttempts(), spec.timeoutMs(), spec.workload().goroutines(), now, spec.notBefore(), idempotencyKey, hash,
-                spec.after(), scheduled == null ? null : scheduled.schedule(), scheduled == null ? null : scheduled.scheduledFor()),
-                waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
+                spec.after(), scheduled == null ? null : scheduled.schedule(), scheduled == null ? null : scheduled.scheduledFor(),
+                spec.kind()), waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
         if (keepsSpecs) {
             specs.remember(id, spec, requestBytes); // the in-memory store sizes the record from it
         }
@@ -328,7 +328,8 @@ final class Admission {
                 }
                 boolean waits = !after.isEmpty();
                 JobRecord record = new JobRecord(ids[i], new JobRecord.Spec(stored, sp.name(), sp.template(), sp.priority(),
-                        sp.retry().maxAttempts(), sp.timeoutMs(), sp.workload().goroutines(), now, sp.notBefore(), null, null, after),
+                        sp.retry().maxAttempts(), sp.timeoutMs(), sp.workload().goroutines(), now, sp.notBefore(), null, null, after,
+                        null, null, sp.kind()),
                         waits ? JobRecord.Status.waiting() : JobRecord.Status.queued(now));
                 if (keepsSpecs) {
                     specs.remember(ids[i], sp, e.requestBytes());

@@ -345,6 +345,7 @@ final class Dispatcher {
         Run run = Attempt.start(l.spec, channels, name -> "channel '" + name + "' does not exist on node " + node.id()
                 + ", where the job runs (deleted before the job started)");
         run.results(l.results);
+        run.job(l.id, l.attempt);
         l.run = run;
         if (!l.runsOn()) {
             run.context().cancel(); // cancelled, fenced or abandoned before it started

@@ -81,14 +81,20 @@ final class Finisher {
             if (l.state() == HeldJob.State.ABANDONED) {
                 return; // shutdown: the lease goes back, the job's next attempt runs elsewhere
             }
-            boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && l.state() != HeldJob.State.CANCELLING;
+            // A step's failure may rule a retry out (a target's 4xx: no attempt would change it); an escaped exception never does.
+            boolean retry = (outcome == JobState.FAILED || outcome == JobState.TIMED_OUT) && l.state() != HeldJob.State.CANCELLING
+                    && (panic != null || f == null || f.retryable());
+            Instant notBefore = panic == null && f != null ? f.notBefore() : null;
+            if (retry && notBefore != null && notBefore.isAfter(clock.instant().plusMillis(l.spec.retry().maxBackoffMs()))) {
+                retry = false; // asked to come back later than any back-off may wait (gosched.api.limits.max-delay-ms): not earlier, so not at all
+            }
             while (true) {
                 if (l.state() == HeldJob.State.FENCED) {
                     l.lease.abandon();
                     return;
                 }
                 try {
-                    if (write(l, outcome, retry, counters, run == null ? null : run.lastReceived(), failure)) {
+                    if (write(l, outcome, retry, notBefore, counters, run == null ? null : run.lastReceived(), failure)) {
                         Leases.complete(l.lease);
                     } else {
                         l.lease.abandon(); // another node holds the job now
@@ -113,7 +119,7 @@ final class Finisher {
     }
 
     /** The fenced compare-and-set of an attempt's outcome; false when the record names another attempt. */
-    private boolean write(HeldJob l, JobState outcome, boolean retry, JobRecord.Counters counters, JsonNode received,
+    private boolean write(HeldJob l, JobState outcome, boolean retry, Instant notBefore, JobRecord.Counters counters, JsonNode received,
             JobRecord.Failure failure) {
         Instant now = clock.instant();
         UnaryOperator<JobRecord> change = r -> {
@@ -135,6 +141,9 @@ final class Finisher {
             // The record names ticket n + 1 now: publish it until it is in (a retry is deduplicated by
             // message id). A crash before that is repaired by whoever gets ticket n again (orphanedRetry).
             Instant due = now.plusMillis(l.spec.retry().backoffBefore(s.attempt() + 1));
+            if (notBefore != null && notBefore.isAfter(due)) {
+                due = notBefore; // the target said when to come back (Retry-After): not earlier, whatever the back-off
+            }
             while (true) {
                 try {
                     queue.enqueue(l.lease.ticket().next(due));

@@ -3,6 +3,8 @@ package io.gosched.service.job;
 import io.gosched.service.job.spi.JobTicket;
 import java.time.Instant;
 
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.workload.Step;
 import io.gosched.service.workload.Workload;
 import tools.jackson.databind.JsonNode;
 
@@ -33,6 +35,15 @@ public record JobSpec(Workload workload, String template, JsonNode params, long 
     public JobSpec(Workload workload, String template, JsonNode params, long timeoutMs, int priority, Instant notBefore,
             RetryPolicy retry, String name) {
         this(workload, template, params, timeoutMs, priority, notBefore, retry, name, null);
+    }
+
+    /**
+     * The job's kind as its record keeps it: {@value JobRecord.Spec#HTTP} for an HTTP-target job,
+     * null for a workload or a template.
+     */
+    public String kind() {
+        return workload != null && workload.steps().size() == 1 && workload.steps().getFirst() instanceof Step.Call c
+                && c.pointer().equals("/http") ? JobRecord.Spec.HTTP : null;
     }
 
     public static final int MIN_PRIORITY = JobTicket.MIN_PRIORITY;

@@ -16,12 +16,14 @@ import io.gosched.service.error.Violation;
 import io.gosched.service.workload.Workload;
 import io.gosched.service.workload.WorkloadParser;
 import io.gosched.service.workload.WorkloadTemplates;
+import io.gosched.service.workload.Task;
+import io.gosched.service.http.HttpJobs;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Reads the body of POST /api/v1/jobs:
  * <pre>
- * { "workload": {...} | "template": NAME, "params": {...}?,
+ * { "workload": {...} | "template": NAME, "params": {...}? | "http": {...} (HttpCallParser),
  *   "timeoutMs": n?, "priority": 0..9?, "notBefore": RFC 3339 instant?, "name": string?,
  *   "retry": {"maxAttempts": n, "backoffMs": n?, "multiplier": x?}?,
  *   "after": [job id, ...]? }      (at most 100, no duplicates; that they exist is checked at admission)
@@ -31,17 +33,19 @@ import tools.jackson.databind.JsonNode;
 final class JobSpecParser {
 
     private static final Set<String> FIELDS = Set.of("workload", "template", "params", "timeoutMs", "priority", "notBefore",
-            "retry", "name", "after");
+            "retry", "name", "after", "http");
     private static final Set<String> RETRY_FIELDS = Set.of("maxAttempts", "backoffMs", "multiplier");
 
     private final WorkloadParser workloads;
     private final WorkloadTemplates templates;
     private final ServiceProperties.Limits limits;
+    private final HttpJobs http;
 
-    JobSpecParser(WorkloadParser workloads, WorkloadTemplates templates) {
+    JobSpecParser(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http) {
         this.workloads = workloads;
         this.templates = templates;
         this.limits = workloads.limits();
+        this.http = http;
     }
 
     /** @throws InvalidRequestException listing every violation */
@@ -53,11 +57,20 @@ final class JobSpecParser {
         in.onlyFields(body, "", FIELDS);
         boolean hasWorkload = body.has("workload") && !body.get("workload").isNull();
         boolean hasTemplate = body.has("template") && !body.get("template").isNull();
+        boolean hasHttp = body.has("http") && !body.get("http").isNull();
         Workload workload = null;
         String template = null;
         JsonNode params = body.get("params");
-        if (hasWorkload == hasTemplate) {
-            in.violation("", "needs exactly one of 'workload' (a workload object) or 'template' (a template name)");
+        long timeoutMs = in.integer(body, "", "timeoutMs", 1, limits.maxTimeoutMs(), limits.defaultTimeoutMs(), false);
+        if ((hasWorkload ? 1 : 0) + (hasTemplate ? 1 : 0) + (hasHttp ? 1 : 0) != 1) {
+            in.violation("", "needs exactly one of 'workload' (a workload object), 'template' (a template name) or 'http' (a call"
+                    + " to make)");
+        } else if (hasHttp) {
+            if (params != null) {
+                in.violation("/params", "only goes with 'template'");
+            }
+            Task task = http.parse(body.get("http"), "/http", timeoutMs, in);
+            workload = task == null ? null : Workload.of("/http", task);
         } else if (hasWorkload) {
             if (params != null) {
                 in.violation("/params", "only goes with 'template'");
@@ -81,7 +94,6 @@ final class JobSpecParser {
                 }
             }
         }
-        long timeoutMs = in.integer(body, "", "timeoutMs", 1, limits.maxTimeoutMs(), limits.defaultTimeoutMs(), false);
         int priority = (int) in.integer(body, "", "priority", JobSpec.MIN_PRIORITY, JobSpec.MAX_PRIORITY, JobSpec.DEFAULT_PRIORITY, false);
         Instant notBefore = null;
         String nb = in.string(body, "", "notBefore", false);

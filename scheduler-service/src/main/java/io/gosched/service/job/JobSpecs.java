@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.http.HttpJobs;
 import io.gosched.service.workload.WorkloadParser;
 import io.gosched.service.workload.WorkloadTemplates;
 import tools.jackson.databind.JsonNode;
@@ -26,8 +27,14 @@ public final class JobSpecs {
     private final JobSpecParser parser;
     private final ConcurrentHashMap<String, Kept> kept = new ConcurrentHashMap<>();
 
+    /** Job bodies of the built-in kinds, with HTTP-target jobs switched off. */
     public JobSpecs(WorkloadParser workloads, WorkloadTemplates templates) {
-        this.parser = new JobSpecParser(workloads, templates);
+        this(workloads, templates, HttpJobs.off());
+    }
+
+    /** @param http  HTTP-target jobs: what they may call, and their caller */
+    public JobSpecs(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http) {
+        this.parser = new JobSpecParser(workloads, templates, http);
     }
 
     /**

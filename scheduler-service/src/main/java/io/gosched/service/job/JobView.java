@@ -79,9 +79,44 @@ public record JobView(String id, JobState state, String name, String template, i
     /** Work done so far, all attempts added up; {@code liveGoroutines} is the current attempt's. */
     public record Counters(long goroutinesSpawned, long messagesSent, long messagesReceived, long stepsRun, int liveGoroutines) {}
 
-    /** The result of a succeeded job. */
-    @Schema(name = "JobResult")
-    public record Result(@JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lastReceived) {}
+    /**
+     * The result of a succeeded job: {@code {"lastReceived": ...}} for a workload or a template
+     * (what its last recv step took; JSON null when none), the target's answer
+     * {@code {"status", "headers", "body"}} for an HTTP-target job.
+     *
+     * @param lastReceived  a workload's result
+     * @param answer        an HTTP-target job's result, or null for a workload
+     */
+    @Schema(name = "JobResult", oneOf = {WorkloadResult.class, HttpResult.class})
+    public record Result(JsonNode lastReceived, JsonNode answer) {
+
+        public Result(JsonNode lastReceived) {
+            this(lastReceived, null);
+        }
+
+        @com.fasterxml.jackson.annotation.JsonValue
+        JsonNode json() {
+            if (answer != null) {
+                return answer;
+            }
+            tools.jackson.databind.node.ObjectNode o = tools.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+            o.set("lastReceived", lastReceived == null ? tools.jackson.databind.node.JsonNodeFactory.instance.nullNode() : lastReceived);
+            return o;
+        }
+    }
+
+    /** The result of a workload or template job, as the document describes it. */
+    @Schema(name = "WorkloadResult", requiredProperties = "lastReceived")
+    record WorkloadResult(@Schema(description = "What the job's last recv step took; null when it received nothing", nullable = true)
+            JsonNode lastReceived) {}
+
+    /** The result of an HTTP-target job, as the document describes it. */
+    @Schema(name = "HttpResult", requiredProperties = {"status", "headers", "body"})
+    record HttpResult(@Schema(description = "The target's status code (2xx)") int status,
+            @Schema(description = "The answer's headers, names in lower case, repeated ones joined by \", \"")
+            java.util.Map<String, String> headers,
+            @Schema(description = "The answer's body: JSON when its Content-Type is JSON, else text; null when empty", nullable = true)
+            JsonNode body) {}
 
     /**
      * Why a job failed.

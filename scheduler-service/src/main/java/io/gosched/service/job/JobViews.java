@@ -168,7 +168,9 @@ final class JobViews {
         }
         Long durationMs = s.startedAt() == null ? null
                 : Duration.between(s.startedAt(), s.finishedAt() != null ? s.finishedAt() : clock.instant()).toMillis();
-        JobView.Result result = s.state() == JobState.SUCCEEDED ? new JobView.Result(s.lastReceived()) : null;
+        JobView.Result result = s.state() != JobState.SUCCEEDED ? null
+                : JobRecord.Spec.HTTP.equals(sp.kind()) ? new JobView.Result(null, s.lastReceived()) // the target's answer is the result
+                : new JobView.Result(s.lastReceived());
         JobRecord.Failure f = s.error();
         // The policy's budget counts from the last manual retry (attemptBase), so the attempt shown never exceeds it.
         int maxAttempts = Math.max(s.attempt(), s.attemptBase() + sp.maxAttempts());

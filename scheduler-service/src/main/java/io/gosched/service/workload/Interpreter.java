@@ -81,6 +81,23 @@ public final class Interpreter {
         }
     }
 
+    /** A job of another kind's one call: its result is the run's; its failure fails the run, saying whether to retry. */
+    private static void call(Step.Call c, Run run) {
+        Task.Outcome o = c.task().run(new Task.Call(run.jobId(), run.attempt(), run.context()));
+        switch (o) {
+            case Task.Outcome.Done d -> run.lastReceived.set(d.result());
+            case Task.Outcome.Failed f -> {
+                if (f.result() != null) {
+                    run.lastReceived.set(f.result());
+                }
+                run.fail(new Run.Failure(c.pointer(), f.error(), f.retryable(), f.notBefore()));
+            }
+            case Task.Outcome.Cancelled x -> {
+                // the context ended: the job's cancel or deadline decides its state
+            }
+        }
+    }
+
     private void exec(List<Step> steps, Frame frame, Run run) {
         for (Step step : steps) {
             checkContext(run);
@@ -141,6 +158,7 @@ public final class Interpreter {
                 run.lastReceived.set(v);
             }
             case Step.Select s -> select(s, run);
+            case Step.Call c -> call(c, run);
             case Step.Syscall s -> syscall(s.ms(), run);
             case Step.Loop l -> {
                 for (int i = 0; i < l.times(); i++) {

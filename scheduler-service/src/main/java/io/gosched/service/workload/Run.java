@@ -23,8 +23,19 @@ import tools.jackson.databind.JsonNode;
  */
 public final class Run {
 
-    /** A failure of one step, naming the step by its JSON pointer. */
-    public record Failure(String pointer, String detail) {}
+    /**
+     * A failure of one step, naming the step by its JSON pointer.
+     *
+     * @param retryable  whether the job's retry policy may try again; false for a failure no
+     *                   attempt would change (a target's 4xx answer)
+     * @param notBefore  the earliest the next attempt may start (a target's Retry-After), or null
+     */
+    public record Failure(String pointer, String detail, boolean retryable, java.time.Instant notBefore) {
+
+        public Failure(String pointer, String detail) {
+            this(pointer, detail, true, null);
+        }
+    }
 
     private final CancelContext context;
     private final Map<String, Chan<Object>> channels;
@@ -40,6 +51,9 @@ public final class Run {
     final AtomicInteger live = new AtomicInteger();
     final AtomicReference<JsonNode> lastReceived = new AtomicReference<>();
     private final AtomicReference<Failure> failure = new AtomicReference<>();
+    /** The job and attempt this run is, for the tasks that tell a target ({@link Task.Call}); null in a bare interpreter run. */
+    private volatile String jobId;
+    private volatile int attempt;
     /** The results of the jobs the workload's {@code result} steps name, read when the attempt was claimed. */
     private volatile Map<String, JsonNode> results = Map.of();
 
@@ -69,6 +83,20 @@ public final class Run {
     /** The result of job {@code id}, or null when it was not read (gone by the claim). */
     JsonNode result(String id) {
         return results.get(id);
+    }
+
+    /** Names the job and attempt this run is: what a {@link Task} tells its target. */
+    public void job(String id, int attemptNumber) {
+        this.jobId = id;
+        this.attempt = attemptNumber;
+    }
+
+    String jobId() {
+        return jobId;
+    }
+
+    int attempt() {
+        return attempt;
     }
 
     public CancelContext context() {

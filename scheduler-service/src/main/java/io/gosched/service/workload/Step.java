@@ -17,6 +17,12 @@ public sealed interface Step {
     /** The JSON pointer of this step in the submitted workload, e.g. {@code /steps/2/steps/0}. */
     String pointer();
 
+    /**
+     * The one step of a job of another kind than a workload ({@link Task}): an HTTP target's call
+     * ({@code pointer} {@code /http}), an application's handler.
+     */
+    record Call(String pointer, Task task) implements Step {}
+
     /** CPU work of {@code us} microseconds that passes a safe point ({@code Go.checkpoint()}) regularly. */
     record Compute(String pointer, long us) implements Step {}
 

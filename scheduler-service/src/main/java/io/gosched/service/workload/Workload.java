@@ -25,6 +25,11 @@ public record Workload(List<ChannelDecl> channels, List<Step> steps, long gorout
         this(channels, steps, goroutines, sharedChannels, Map.of());
     }
 
+    /** The workload of a job whose work is one {@link Task}: one goroutine, no channels. */
+    public static Workload of(String pointer, Task task) {
+        return new Workload(List.of(), List.of(new Step.Call(pointer, task)), 1, Map.of());
+    }
+
     /** A channel declared by the workload: {@code make(chan any, capacity)} at the start of each run. */
     public record ChannelDecl(String name, int capacity) {}
 

@@ -21,11 +21,11 @@ import com.sun.net.httpserver.HttpServer;
  * on a virtual thread (so a slow endpoint costs the test no platform thread) and is recorded with
  * its headers and body. Closed by the test.
  */
-final class TargetServer implements AutoCloseable {
+public final class TargetServer implements AutoCloseable {
 
     /** A request as the server saw it. */
-    record Seen(String method, String path, Map<String, List<String>> headers, String body, long atNanos) {
-        String header(String name) {
+    public record Seen(String method, String path, Map<String, List<String>> headers, String body, long atNanos) {
+        public String header(String name) {
             for (var e : headers.entrySet()) {
                 if (e.getKey().equalsIgnoreCase(name)) {
                     return e.getValue().getFirst();
@@ -35,28 +35,28 @@ final class TargetServer implements AutoCloseable {
         }
     }
 
-    final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
-    final AtomicInteger inFlight = new AtomicInteger();
-    final AtomicInteger maxInFlight = new AtomicInteger();
+    public final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
+    public final AtomicInteger inFlight = new AtomicInteger();
+    public final AtomicInteger maxInFlight = new AtomicInteger();
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
 
-    TargetServer() throws IOException {
+    public TargetServer() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4096);
         server.setExecutor(executor);
         server.start();
     }
 
-    String url(String path) {
+    public String url(String path) {
         return "http://127.0.0.1:" + server.getAddress().getPort() + path;
     }
 
-    int port() {
+    public int port() {
         return server.getAddress().getPort();
     }
 
     /** Answers {@code path} with {@code handler}, recording every request first. */
-    TargetServer on(String path, Handler handler) {
+    public TargetServer on(String path, Handler handler) {
         server.createContext(path, exchange -> {
             int now = inFlight.incrementAndGet();
             maxInFlight.accumulateAndGet(now, Math::max);
@@ -78,11 +78,11 @@ final class TargetServer implements AutoCloseable {
     }
 
     @FunctionalInterface
-    interface Handler {
+    public interface Handler {
         void handle(HttpExchange exchange, String body) throws IOException, InterruptedException;
     }
 
-    static void answer(HttpExchange x, int status, String contentType, String body) throws IOException {
+    public static void answer(HttpExchange x, int status, String contentType, String body) throws IOException {
         byte[] b = body.getBytes(StandardCharsets.UTF_8);
         if (contentType != null) {
             x.getResponseHeaders().set("Content-Type", contentType);
@@ -95,7 +95,7 @@ final class TargetServer implements AutoCloseable {
         }
     }
 
-    long count(String path) {
+    public long count(String path) {
         return seen.stream().filter(s -> s.path().equals(path)).count();
     }
 

@@ -26,7 +26,12 @@ record EmbeddedJobs(JobService jobs, InMemoryJobStore store) {
 
     static EmbeddedJobs start(GoRuntime runtime, ChannelService channels, ServiceProperties p, ServiceMetrics metrics, Clock clock,
             ServiceBudget budget) {
-        JobSpecs specs = new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates());
+        return start(runtime, channels, p, metrics, clock, budget, new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates()));
+    }
+
+    /** With the given parser of job bodies (HTTP-target jobs on, say). */
+    static EmbeddedJobs start(GoRuntime runtime, ChannelService channels, ServiceProperties p, ServiceMetrics metrics, Clock clock,
+            ServiceBudget budget, JobSpecs specs) {
         InMemoryJobStore store = new InMemoryJobStore(clock, budget.memory(), specs::requestBytes, p.retention().maxFinishedJobs(),
                 p.retention().maxAge(), metrics::jobsEvicted);
         InMemoryJobQueue queue = new InMemoryJobQueue(clock, Duration.ofSeconds(30), 5);

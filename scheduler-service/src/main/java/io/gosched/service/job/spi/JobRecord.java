@@ -46,10 +46,22 @@ public record JobRecord(String id, Spec spec, Status status) {
      *                        {@link #summary()}s: every node's dependency index is built from them
      * @param schedule        the schedule whose tick made the job, or null for a job submitted by a client
      * @param scheduledFor    the tick of {@code schedule} the job is for (its id is derived from both), or null
+     * @param kind            {@value #HTTP} for an HTTP-target job; null for a workload or a template (older records read so)
      */
     public record Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
             long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after,
-            String schedule, Instant scheduledFor) {
+            String schedule, Instant scheduledFor, String kind) {
+
+        /** The kind of an HTTP-target job. */
+        public static final String HTTP = "http";
+
+        /** A job of a workload or a template. */
+        public Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
+                long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after,
+                String schedule, Instant scheduledFor) {
+            this(request, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore, idempotencyKey,
+                    bodyHash, after, schedule, scheduledFor, null);
+        }
 
         public Spec {
             Objects.requireNonNull(submittedAt, "submittedAt");
@@ -78,7 +90,7 @@ public record JobRecord(String id, Spec spec, Status status) {
         /** The same spec with another request body (null: a summary's). */
         public Spec withRequest(JsonNode body) {
             return new Spec(body, name, template, priority, maxAttempts, timeoutMs, maxGoroutines, submittedAt, notBefore,
-                    idempotencyKey, bodyHash, after, schedule, scheduledFor);
+                    idempotencyKey, bodyHash, after, schedule, scheduledFor, kind);
         }
     }
 
