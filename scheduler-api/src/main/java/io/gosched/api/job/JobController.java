@@ -57,10 +57,11 @@ class JobController {
      * The body of a submission as the OpenAPI document describes it; read by {@link JobSpecParser}
      * from the JSON tree, which names every violation by its pointer.
      */
-    @Schema(name = "JobSubmission", description = "A job: exactly one of workload (the DSL, see GET /api/v1/workloads) or "
-            + "template (a template's name, with params)")
+    @Schema(name = "JobSubmission", description = "A job: exactly one of workload (the DSL, see GET /api/v1/workloads), "
+            + "template (a template's name, with params) or http (a call to a target under gosched.jobs.http.allowed-targets)")
     record Submission(
             @Schema(description = "A workload in the DSL: {\"steps\": [...], \"channels\": [...]?}") Map<String, Object> workload,
+            HttpTarget http,
             @Schema(description = "A template's name (GET /api/v1/workloads)", example = "fan-out-fan-in") String template,
             @Schema(description = "The template's parameters") Map<String, Object> params,
             @Schema(description = "The job's deadline per attempt", minimum = "1") Long timeoutMs,
@@ -74,13 +75,29 @@ class JobController {
                     + "and its state. Unknown ids are refused (422, each by pointer). In a batch an element may name another "
                     + "entry's key"), schema = @Schema(example = "3f1c9a52-7d4e-4b8a-9f0e-2a6d1c5b7e90")) List<String> after) {}
 
+    /** An HTTP-target job's call, as the document describes it; read by HttpCallParser. */
+    @Schema(name = "HttpTarget", description = "A call the job makes on each attempt, with Idempotency-Key: <job id> and "
+            + "Gosched-Attempt: <n>. 2xx succeeds (the answer is the result); 5xx, 429, connect errors and timeouts fail and are "
+            + "retried under the job's retry policy (429 and 503 no earlier than their Retry-After); other 4xx fail without a retry. "
+            + "Refused (422) unless the url lies under a prefix of gosched.jobs.http.allowed-targets; redirects are followed only "
+            + "within them")
+    record HttpTarget(
+            @Schema(allowableValues = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}, defaultValue = "POST") String method,
+            @Schema(requiredMode = Schema.RequiredMode.REQUIRED, format = "uri", example = "https://api.example.com/hooks/resize")
+            String url,
+            @Schema(description = "Headers to send (not Host, Content-Length, Connection and the like, nor the two the service sets)")
+            Map<String, String> headers,
+            @Schema(description = "Any JSON value, sent as application/json; a JSON string is sent as text/plain") Object body,
+            @Schema(description = "How long one attempt's call may take; default 30000, at most the job's timeoutMs", minimum = "1")
+            Long timeoutMs) {}
+
     /** One entry of a batch: a job body and an optional key the others' {@code after} may name. */
     @Schema(name = "JobBatchEntry", description = "A job body as POST /api/v1/jobs takes it, with an optional key")
     record BatchEntry(
             @Schema(description = "A name for this entry, unique in the batch, that another entry's 'after' may use instead of an "
                     + "id (a key wins over a job id of the same spelling)", maxLength = 64, example = "a") String key,
-            Map<String, Object> workload, String template, Map<String, Object> params, Long timeoutMs, Integer priority,
-            Instant notBefore, String name, Retry retry,
+            Map<String, Object> workload, HttpTarget http, String template, Map<String, Object> params, Long timeoutMs,
+            Integer priority, Instant notBefore, String name, Retry retry,
             @ArraySchema(maxItems = 100, uniqueItems = true, arraySchema = @Schema(description = "Keys of other entries or ids of "
                     + "existing jobs")) List<String> after) {}
 
