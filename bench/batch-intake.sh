@@ -67,7 +67,7 @@ start_node() {
   port=$(free_port)
   java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -Xmx"$heap" -jar "$jar" \
     --server.port="$port" --server.address=127.0.0.1 --logging.level.root=WARN --spring.main.banner-mode=off \
-    --gosched.api.admission.max-queued-jobs=10000000 --gosched.api.limits.max-body-bytes=16777216 "$@" >"$work/node.log" 2>&1 &
+    --gosched.api.admission.max-queued-jobs=10000000 "$@" >"$work/node.log" 2>&1 &
   node_pid=$!
   pids+=("$node_pid")
   for _ in $(seq 600); do

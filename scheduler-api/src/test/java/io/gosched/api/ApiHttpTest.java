@@ -123,7 +123,7 @@ class ApiHttpTest {
         http.get().uri("/api/v1/workloads").exchange().expectStatus().isOk().expectBody()
                 .jsonPath("$.templates.length()").isEqualTo(5)
                 .jsonPath("$.templates[0].params[0].name").isEqualTo("rounds")
-                .jsonPath("$.ops.length()").isEqualTo(12);
+                .jsonPath("$.ops.length()").isEqualTo(13);
         params.forEach((name, p) -> {
             String id = submit("{'template':'" + name + "','params':" + p + "}");
             JsonNode j = awaitState(id, JobState.SUCCEEDED);

@@ -29,7 +29,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * without firing (timeout, client gone) leaves every channel as it was.
  */
 @SpringBootTest(classes = TestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"gosched.api.channels.max-timeout-ms=20000", "gosched.api.channels.default-timeout-ms=300"})
+        properties = {"gosched.api.channels.max-timeout-ms=20000", "gosched.api.channels.default-timeout-ms=300",
+                "gosched.api.limits.max-channel-bytes=65536", "gosched.api.admission.max-pending-channel-calls=4"})
 class SelectHttpTest {
 
     @LocalServerPort
@@ -130,6 +131,52 @@ class SelectHttpTest {
         assertThat(c.get("index").asInt()).isEqualTo(1);
         assertThat(c.get("ok").asBoolean()).isFalse();
         assertThat(c.get("value").isNull()).isTrue();
+    }
+
+    @Test
+    void aChannelMayRepeatAcrossCasesAsInGo() {
+        String a = channel(2);
+        post("/api/v1/channels/" + a + "/send", "{\"value\":1}").expectStatus().isOk();
+        JsonNode r = select("{\"cases\":[{\"recv\":\"" + a + "\"},{\"recv\":\"" + a + "\"},{\"send\":\"" + a + "\",\"value\":2}]}");
+        assertThat(r.get("index").asInt()).isBetween(0, 2);
+        // one case fired: a receive took the 1 (empty now), or the send added a 2 (two buffered)
+        assertThat(view(a).len()).isEqualTo(r.get("index").asInt() == 2 ? 2 : 0);
+    }
+
+    @Test
+    void theLimitsAnswerTheSingleOperations429sAndKeepNothing() throws Exception {
+        String a = channel(16);
+        String b = channel(0);
+        // fill channel a's share (64 KiB here) with buffered values until a plain send is refused
+        String big = "x".repeat(12_000);
+        int buffered = 0;
+        while (post("/api/v1/channels/" + a + "/send", "{\"value\":\"" + big + "\",\"timeoutMs\":0}").returnResult(String.class)
+                .getStatus().value() == 200) {
+            buffered++;
+            assertThat(buffered).as("the share fills up").isLessThan(16);
+        }
+        long pendingBefore = budget.memory().held(Retained.PENDING_SENDS);
+        // a select's send of such a value is refused the same way, before anything is kept
+        post("/api/v1/select", "{\"cases\":[{\"recv\":\"" + b + "\"},{\"send\":\"" + a + "\",\"value\":\"" + big + "\"}]}")
+                .expectStatus().isEqualTo(429)
+                .expectHeader().exists("Retry-After")
+                .expectBody().jsonPath("$.type").isEqualTo("urn:gosched:problem:memory-budget");
+        assertThat(view(a).len()).isEqualTo(buffered);
+        assertThat(budget.memory().held(Retained.PENDING_SENDS)).isEqualTo(pendingBefore);
+
+        // a waiting select holds one place of max-pending-channel-calls (4 here): a fifth call is refused
+        WebClient client = WebClient.builder().baseUrl("http://127.0.0.1:" + port).build();
+        java.util.List<Disposable> waiting = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            waiting.add(client.post().uri("/api/v1/select").contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"cases\":[{\"recv\":\"" + b + "\"},{\"recv\":\"" + b + "\"}],\"timeoutMs\":15000}")
+                    .retrieve().bodyToMono(JsonNode.class).subscribe());
+        }
+        await("four selects wait", () -> budget.channelCalls().open() == 4);
+        post("/api/v1/select", "{\"cases\":[{\"recv\":\"" + a + "\"}],\"timeoutMs\":100}").expectStatus().isEqualTo(429)
+                .expectBody().jsonPath("$.type").isEqualTo("urn:gosched:problem:too-many-open");
+        waiting.forEach(Disposable::dispose);
+        await("their places are free again", () -> budget.channelCalls().open() == 0 && view(b).waitingReceivers() == 0);
     }
 
     @Test

@@ -165,7 +165,8 @@ public final class ChannelSelect implements LocalSelect {
     /** A select over channels of this node for another node; see {@link LocalSelect}. */
     @Override
     public Running start(List<ChannelOutcome.SelectCase> cases) {
-        shutdown.refuseNewWork();
+        // No refuseNewWork here: a forwarded send or receive runs on a draining home too, until
+        // its HomeServer closes and stops every running operation ("shutdown").
         NamedChannel[] chans = new NamedChannel[cases.size()];
         for (int i = 0; i < chans.length; i++) {
             chans[i] = registry.get(cases.get(i).channel()); // not found if it does not live here

@@ -370,6 +370,24 @@ class DependenciesTest extends JobServiceFixture {
         assertThat(meters.get("gosched.jobs.requeued").tag("cause", "unticketed").counter().count()).isEqualTo(1.0);
     }
 
+    /** A dependency removed (retention) while a job waits on it: the waiting job is cancelled, naming it as gone. */
+    @Test
+    void aDependencyThatIsGoneCancelsTheWaitingJob() {
+        InMemoryJobStore backing = InMemoryJobStore.unbounded(Clock.systemUTC());
+        JobStore store = new ForwardingJobStore(backing) {};
+        clusterNode(new InMemoryJobQueue(Clock.systemUTC(), Duration.ofSeconds(30), 5), store, leader("n1", n -> true));
+        String a = jobs.submit(json("{'workload':{'steps':[{'op':'yield'}]},'notBefore':'" + Instant.now().plusSeconds(60) + "'}"),
+                null).job().id();
+        String w = jobs.submit(after(OK, a), null).job().id();
+        assertThat(jobs.get(w).state()).isEqualTo(JobState.WAITING);
+        // its record removed while it is still queued: no final state is ever written for it
+        io.gosched.service.job.spi.Versioned<JobRecord> v = backing.get(a).orElseThrow();
+        assertThat(backing.remove(a, v.revision())).isTrue();
+        JobView vw = await(jobs, w, JobState.CANCELLED);
+        assertThat(vw.error().detail()).contains(a).contains("gone");
+        assertThat(vw.after()).extracting(JobView.AfterView::state).containsExactly("gone");
+    }
+
     // ---------------------------------------------------------------- races
 
     /**
