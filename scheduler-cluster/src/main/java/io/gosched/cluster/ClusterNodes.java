@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -16,6 +15,9 @@ import io.nats.client.KeyValue;
 import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
+import io.nats.client.api.StreamInfo;
+import io.nats.client.api.StreamInfoOptions;
+import io.nats.client.api.Subject;
 import io.nats.client.api.StorageType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -202,19 +204,28 @@ public final class ClusterNodes implements AutoCloseable {
     }
 
     /**
-     * Every running node, each once. The bucket's key listing reads an ordered consumer while
-     * heartbeats rewrite the entries, and a key rewritten during the read can come back twice
-     * (as nats.go's Keys() did before its fix, nats-io/nats.go#1884), so the keys go through a set.
+     * Every running node, each once. The keys come from the bucket's stream state (the subjects
+     * that hold a message), one snapshot the server takes, not from the key listing: that listing
+     * reads an ordered consumer while heartbeats rewrite the entries, and a key rewritten during
+     * the read can come back twice (as nats.go's Keys() did before nats-io/nats.go#1884) or not at
+     * all (its message replaced after the consumer's last pending count said it was done), so a
+     * node that was running could be listed twice or left out. A subject keeps one message
+     * through every rewrite (history 1: the new message is stored before the old one goes).
      */
     public List<NodeInfo> list() {
         List<NodeInfo> out = new ArrayList<>();
+        String prefix = "$KV." + ClusterLayout.NODES_BUCKET + ".";
         try {
-            for (String k : new LinkedHashSet<>(kv.keys())) {
+            StreamInfo info = conn.management().getStreamInfo("KV_" + ClusterLayout.NODES_BUCKET,
+                    StreamInfoOptions.filterSubjects(prefix + ">"));
+            List<Subject> subjects = info.getStreamState().getSubjects();
+            for (Subject subject : subjects == null ? List.<Subject>of() : subjects) {
+                String k = subject.getName().substring(prefix.length());
                 if (!k.equals(ClusterLayout.LEADER_KEY)) {
                     info(k).ifPresent(out::add);
                 }
             }
-        } catch (IOException | JetStreamApiException | InterruptedException e) {
+        } catch (IOException | JetStreamApiException e) {
             throw conn.translate("list of nodes", e);
         }
         return out;
