@@ -58,6 +58,15 @@ final class Chores {
      * queue when the sweep reads them (a takeover's compare-and-set, a retry's publish).
      */
     private static final int ORPHAN_LEASES = 2;
+
+    /**
+     * At most this many queue look-ups ({@link JobQueue#holdsTicketOf}) per sweep of queued jobs
+     * without a ticket. Over NATS each is a stream query; after a flood thousands of jobs stay
+     * queued for lease times with their tickets in the queue, and looking every one up each round
+     * loaded the server the whole cluster runs on. The rest wait for the next rounds (a record
+     * looked up waits another {@link #ORPHAN_LEASES} lease times, so every one gets its turn).
+     */
+    private static final int TICKET_LOOKUPS_PER_SWEEP = 32;
     private static final long NOT_CLEAR = Long.MIN_VALUE;
 
     /**
@@ -253,6 +262,7 @@ final class Chores {
         long now = System.nanoTime();
         long after = ORPHAN_LEASES * queue.leaseTime().toNanos();
         Set<String> seen = new HashSet<>();
+        int lookups = 0;
         try {
             for (Versioned<JobRecord> v : store.list()) {
                 JobRecord.Status s = v.value().status();
@@ -264,7 +274,7 @@ final class Chores {
                 Unticketed u = unticketed.get(id);
                 if (u == null || u.ticket() != s.ticket() || !java.util.Objects.equals(u.queuedAt(), s.queuedAt())) {
                     unticketed.put(id, new Unticketed(s.ticket(), s.queuedAt(), now));
-                } else if (now - u.sinceNanos() >= after) {
+                } else if (now - u.sinceNanos() >= after && lookups++ < TICKET_LOOKUPS_PER_SWEEP) {
                     unticketed.put(id, new Unticketed(s.ticket(), s.queuedAt(), now)); // look again after as long
                     if (!queue.holdsTicketOf(id)) {
                         Optional<Versioned<JobRecord>> r = store.get(id);
