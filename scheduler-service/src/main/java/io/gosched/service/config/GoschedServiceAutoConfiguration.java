@@ -6,6 +6,7 @@ import io.gosched.runtime.GoRuntime;
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.http.HttpCallParser;
 import io.gosched.service.http.HttpCaller;
+import io.gosched.service.handler.JobHandlers;
 import io.gosched.service.http.HttpJobs;
 import io.gosched.service.http.HttpJobProperties;
 import io.gosched.service.http.HttpTargets;
@@ -67,9 +68,11 @@ public class GoschedServiceAutoConfiguration {
         return new WorkloadTemplates();
     }
 
+    /** Job bodies of every kind; the application's handlers come from a {@link JobHandlers} bean (the starter's), if any. */
     @Bean
-    public JobSpecs goschedJobSpecs(WorkloadParser parser, WorkloadTemplates templates, HttpJobs http) {
-        return new JobSpecs(parser, templates, http);
+    public JobSpecs goschedJobSpecs(WorkloadParser parser, WorkloadTemplates templates, HttpJobs http,
+            ObjectProvider<JobHandlers> handlers) {
+        return new JobSpecs(parser, templates, http, handlers.getIfAvailable(() -> JobHandlers.NONE));
     }
 
     /** HTTP-target jobs: a job's answer body is bounded by its share of the memory budget. */

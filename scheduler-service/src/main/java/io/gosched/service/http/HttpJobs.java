@@ -1,5 +1,6 @@
 package io.gosched.service.http;
 
+import io.gosched.service.job.spi.JobRecord;
 import io.gosched.service.workload.JsonInput;
 import io.gosched.service.workload.Task;
 import tools.jackson.databind.JsonNode;
@@ -45,6 +46,11 @@ public final class HttpJobs {
 
         HttpTask(HttpCall call) {
             this.call = call;
+        }
+
+        @Override
+        public String kind() {
+            return JobRecord.Spec.HTTP;
         }
 
         @Override

@@ -39,11 +39,11 @@ public record JobSpec(Workload workload, String template, JsonNode params, long 
 
     /**
      * The job's kind as its record keeps it: {@value JobRecord.Spec#HTTP} for an HTTP-target job,
-     * null for a workload or a template.
+     * {@code handler:NAME} for a handler's, null for a workload or a template.
      */
     public String kind() {
         return workload != null && workload.steps().size() == 1 && workload.steps().getFirst() instanceof Step.Call c
-                && c.pointer().equals("/http") ? JobRecord.Spec.HTTP : null;
+                ? c.task().kind() : null;
     }
 
     public static final int MIN_PRIORITY = JobTicket.MIN_PRIORITY;

@@ -17,13 +17,15 @@ import io.gosched.service.workload.Workload;
 import io.gosched.service.workload.WorkloadParser;
 import io.gosched.service.workload.WorkloadTemplates;
 import io.gosched.service.workload.Task;
+import io.gosched.service.handler.JobHandlers;
 import io.gosched.service.http.HttpJobs;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Reads the body of POST /api/v1/jobs:
  * <pre>
- * { "workload": {...} | "template": NAME, "params": {...}? | "http": {...} (HttpCallParser),
+ * { "workload": {...} | "template": NAME, "params": {...}? | "http": {...} (HttpCallParser)
+ *     | "handler": NAME, "args": {...}? (JobHandlers),
  *   "timeoutMs": n?, "priority": 0..9?, "notBefore": RFC 3339 instant?, "name": string?,
  *   "retry": {"maxAttempts": n, "backoffMs": n?, "multiplier": x?}?,
  *   "after": [job id, ...]? }      (at most 100, no duplicates; that they exist is checked at admission)
@@ -33,19 +35,21 @@ import tools.jackson.databind.JsonNode;
 final class JobSpecParser {
 
     private static final Set<String> FIELDS = Set.of("workload", "template", "params", "timeoutMs", "priority", "notBefore",
-            "retry", "name", "after", "http");
+            "retry", "name", "after", "http", "handler", "args");
     private static final Set<String> RETRY_FIELDS = Set.of("maxAttempts", "backoffMs", "multiplier");
 
     private final WorkloadParser workloads;
     private final WorkloadTemplates templates;
     private final ServiceProperties.Limits limits;
     private final HttpJobs http;
+    private final JobHandlers handlers;
 
-    JobSpecParser(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http) {
+    JobSpecParser(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http, JobHandlers handlers) {
         this.workloads = workloads;
         this.templates = templates;
         this.limits = workloads.limits();
         this.http = http;
+        this.handlers = handlers;
     }
 
     /** @throws InvalidRequestException listing every violation */
@@ -58,13 +62,27 @@ final class JobSpecParser {
         boolean hasWorkload = body.has("workload") && !body.get("workload").isNull();
         boolean hasTemplate = body.has("template") && !body.get("template").isNull();
         boolean hasHttp = body.has("http") && !body.get("http").isNull();
+        boolean hasHandler = body.has("handler") && !body.get("handler").isNull();
         Workload workload = null;
         String template = null;
         JsonNode params = body.get("params");
+        JsonNode args = body.get("args");
         long timeoutMs = in.integer(body, "", "timeoutMs", 1, limits.maxTimeoutMs(), limits.defaultTimeoutMs(), false);
-        if ((hasWorkload ? 1 : 0) + (hasTemplate ? 1 : 0) + (hasHttp ? 1 : 0) != 1) {
-            in.violation("", "needs exactly one of 'workload' (a workload object), 'template' (a template name) or 'http' (a call"
-                    + " to make)");
+        if (args != null && !hasHandler) {
+            in.violation("/args", "only goes with 'handler'");
+        }
+        if ((hasWorkload ? 1 : 0) + (hasTemplate ? 1 : 0) + (hasHttp ? 1 : 0) + (hasHandler ? 1 : 0) != 1) {
+            in.violation("", "needs exactly one of 'workload' (a workload object), 'template' (a template name), 'http' (a call"
+                    + " to make) or 'handler' (the name of one of the application's job handlers)");
+        } else if (hasHandler) {
+            if (params != null) {
+                in.violation("/params", "only goes with 'template'");
+            }
+            String handler = in.string(body, "", "handler", true);
+            if (handler != null) {
+                Task task = handlers.parse(handler, args == null || args.isNull() ? null : args, "/args", in);
+                workload = task == null ? null : Workload.of("/handler", task);
+            }
         } else if (hasHttp) {
             if (params != null) {
                 in.violation("/params", "only goes with 'template'");

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.gosched.service.job.spi.JobRecord;
+import io.gosched.service.handler.JobHandlers;
 import io.gosched.service.http.HttpJobs;
 import io.gosched.service.workload.WorkloadParser;
 import io.gosched.service.workload.WorkloadTemplates;
@@ -25,6 +26,7 @@ public final class JobSpecs {
     private record Kept(JobSpec spec, long requestBytes) {}
 
     private final JobSpecParser parser;
+    private final JobHandlers handlers;
     private final ConcurrentHashMap<String, Kept> kept = new ConcurrentHashMap<>();
 
     /** Job bodies of the built-in kinds, with HTTP-target jobs switched off. */
@@ -34,7 +36,21 @@ public final class JobSpecs {
 
     /** @param http  HTTP-target jobs: what they may call, and their caller */
     public JobSpecs(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http) {
-        this.parser = new JobSpecParser(workloads, templates, http);
+        this(workloads, templates, http, JobHandlers.NONE);
+    }
+
+    /**
+     * @param http      HTTP-target jobs: what they may call, and their caller
+     * @param handlers  the application's job handlers on this node
+     */
+    public JobSpecs(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http, JobHandlers handlers) {
+        this.parser = new JobSpecParser(workloads, templates, http, handlers);
+        this.handlers = handlers;
+    }
+
+    /** The application's job handlers on this node. */
+    public JobHandlers handlers() {
+        return handlers;
     }
 
     /**

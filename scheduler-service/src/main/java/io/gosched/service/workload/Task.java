@@ -22,6 +22,13 @@ public interface Task {
     Outcome run(Call call);
 
     /**
+     * The job's kind as its record keeps it: {@code http} for an HTTP target's call,
+     * {@code handler:NAME} for an application's handler. A node runs a job only if it can parse
+     * a task of its kind again.
+     */
+    String kind();
+
+    /**
      * What the task knows of the attempt it runs in.
      *
      * @param jobId    the job's id: the same on every attempt, what a target deduplicates by

@@ -354,7 +354,7 @@ class JobServiceTest extends JobServiceFixture {
     static final class JobSpecParserFixture {
         JobSpec parse(JsonNode body) {
             ServiceProperties p = TestProperties.service(Map.of());
-            return new JobSpecParser(new WorkloadParser(p.limits()), new WorkloadTemplates(), io.gosched.service.http.HttpJobs.off()).parse(body, Instant.parse("2026-01-01T00:00:00Z"));
+            return new JobSpecParser(new WorkloadParser(p.limits()), new WorkloadTemplates(), io.gosched.service.http.HttpJobs.off(), io.gosched.service.handler.JobHandlers.NONE).parse(body, Instant.parse("2026-01-01T00:00:00Z"));
         }
     }
 

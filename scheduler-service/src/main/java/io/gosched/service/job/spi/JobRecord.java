@@ -46,7 +46,8 @@ public record JobRecord(String id, Spec spec, Status status) {
      *                        {@link #summary()}s: every node's dependency index is built from them
      * @param schedule        the schedule whose tick made the job, or null for a job submitted by a client
      * @param scheduledFor    the tick of {@code schedule} the job is for (its id is derived from both), or null
-     * @param kind            {@value #HTTP} for an HTTP-target job; null for a workload or a template (older records read so)
+     * @param kind            {@value #HTTP} for an HTTP-target job, {@code handler:NAME} for a handler's; null for a
+     *                        workload or a template (older records read so)
      */
     public record Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
             long maxGoroutines, Instant submittedAt, Instant notBefore, String idempotencyKey, String bodyHash, List<String> after,
@@ -54,6 +55,19 @@ public record JobRecord(String id, Spec spec, Status status) {
 
         /** The kind of an HTTP-target job. */
         public static final String HTTP = "http";
+
+        /** The kind of a handler job is this and the handler's name. */
+        public static final String HANDLER_PREFIX = "handler:";
+
+        /** The handler a job of this kind needs, or null if it is not a handler job. */
+        public static String handlerOf(String kind) {
+            return kind != null && kind.startsWith(HANDLER_PREFIX) ? kind.substring(HANDLER_PREFIX.length()) : null;
+        }
+
+        /** The handler this job needs, or null if it is not a handler job. */
+        public String handler() {
+            return handlerOf(kind);
+        }
 
         /** A job of a workload or a template. */
         public Spec(JsonNode request, String name, String template, int priority, int maxAttempts, long timeoutMs,
