@@ -16,9 +16,7 @@
 # stopped on exit, also on Ctrl-C or an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
-export PATH="$JAVA_HOME/bin:$PATH"
+. bench/lib.sh
 
 batch="${BATCH:-100}"
 warmup="${WARMUP:-30}"
@@ -31,50 +29,17 @@ heap="${HEAP:-768m}"
 job='{"workload":{"steps":[{"op":"yield"}]}}'
 batch_body=$(python3 -c "import sys; j=sys.argv[1]; n=int(sys.argv[2]); print('{\"jobs\":[' + ','.join([j]*n) + ']}')" "$job" "$batch")
 
-jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
-[ -f "$jar" ] || { echo "no $jar: build it with ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am" >&2; exit 1; }
+require_jar
 for tool in wrk curl python3; do
   command -v "$tool" >/dev/null || { echo "$tool missing (Debian: apt-get install -y $tool)" >&2; exit 1; }
 done
-nats_bin=$(command -v nats-server || echo /usr/sbin/nats-server)
-
-work=$(mktemp -d /tmp/gosched-batch-bench.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-load1() { cut -d' ' -f1 /proc/loadavg; }
-kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-
-start_nats() {
-  nats_port=$(free_port)
-  mkdir -p "$work/nats"
-  "$nats_bin" -js -sd "$work/nats" -a 127.0.0.1 -p "$nats_port" >"$work/nats.log" 2>&1 &
-  nats_pid=$!
-  pids+=("$nats_pid")
-  for _ in $(seq 100); do grep -q "Server is ready" "$work/nats.log" && return; sleep 0.1; done
-  echo "nats-server did not start:" >&2; cat "$work/nats.log" >&2; exit 1
-}
+bench_init gosched-batch-bench
 
 start_node() {
   port=$(free_port)
-  java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -Xmx"$heap" -jar "$jar" \
-    --server.port="$port" --server.address=127.0.0.1 --logging.level.root=WARN --spring.main.banner-mode=off \
-    --gosched.api.admission.max-queued-jobs=10000000 "$@" >"$work/node.log" 2>&1 &
-  node_pid=$!
-  pids+=("$node_pid")
-  for _ in $(seq 600); do
-    curl -sf "http://127.0.0.1:$port/actuator/health/readiness" 2>/dev/null | grep -q UP && return
-    sleep 0.5
-  done
-  echo "the node did not get ready:" >&2; tail -40 "$work/node.log" >&2; exit 1
+  start_service node "$port" --gosched.api.admission.max-queued-jobs=10000000 "$@"
+  node_pid=$service_pid
+  await_ready "$port" "$work/node.log"
 }
 
 # drive WAY SECONDS: wrk posting one job (single) or one batch (batch) per request; prints jobs accepted/s
@@ -96,7 +61,8 @@ for cfg in ${configs//,/ }; do
   if [ "$cfg" = memory ]; then
     start_node
   else
-    start_nats
+    [ "$cfg" = memory ] || require_nats
+    start_nats cluster
     start_node --gosched.cluster.nats.url="nats://127.0.0.1:$nats_port" --gosched.cluster.node-id=bench-1
   fi
   drive single "$warmup" >/dev/null

@@ -19,9 +19,7 @@
 # files in a temporary directory and is stopped on exit, also on Ctrl-C or an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
-export PATH="$JAVA_HOME/bin:$PATH"
+. bench/lib.sh
 
 duration=20
 # JIT warm-up: on two shared cores a node's HTTP and NATS paths take about a minute of load to
@@ -53,69 +51,30 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
-[ -f "$jar" ] || { echo "no $jar: build it with ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am" >&2; exit 1; }
+require_jar
+require_nats
 for tool in wrk curl python3; do
   command -v "$tool" >/dev/null || { echo "$tool missing (Debian: apt-get install -y $tool)" >&2; exit 1; }
 done
-nats_bin=$(command -v nats-server || echo /usr/sbin/nats-server)
-[ -x "$nats_bin" ] || { echo "nats-server missing (Debian: apt-get install -y nats-server)" >&2; exit 1; }
+bench_init gosched-cluster-bench
 
-work=$(mktemp -d /tmp/gosched-cluster-bench.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-ticks=$(getconf CLK_TCK)
-# CPU seconds (user + system) a process has used so far; 0 once it is gone
-cpu_s() { awk -v t="$ticks" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-load1() { cut -d' ' -f1 /proc/loadavg; }
-# succeeded jobs a node counted so far
-succeeded() {
-  curl -s "http://127.0.0.1:$1/actuator/prometheus" | awk '/^gosched_jobs_finished_total\{.*state="succeeded"/ { s += $NF } END { printf "%d", s }'
-}
 succeeded_all() { local s=0 p; for p in $ports; do s=$((s + $(succeeded "$p"))); done; echo "$s"; }
 stop_pids() { local p; for p in "$@"; do kill "$p" 2>/dev/null || true; done; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
 
-start_nats() {
-  nats_port=$(free_port)
-  mkdir -p "$work/nats-$1"
-  "$nats_bin" -js -sd "$work/nats-$1" -a 127.0.0.1 -p "$nats_port" >"$work/nats-$1.log" 2>&1 &
-  nats_pid=$!
-  pids+=("$nats_pid")
-  for _ in $(seq 100); do grep -q "Server is ready" "$work/nats-$1.log" && return; sleep 0.1; done
-  echo "nats-server did not start:" >&2; cat "$work/nats-$1.log" >&2; exit 1
-}
-
-# start_node NAME [cluster args...]: a node as ./scripts/run.sh starts it (the JVM options given, so it does not relaunch itself)
+declare -A log_of=()
+# start_node NAME [cluster args...]: one more node; its pid joins $node_pids, its port $ports
 start_node() {
   local name=$1; shift
   local port; port=$(free_port)
-  java -XX:+UnlockDiagnosticVMOptions -XX:DisableIntrinsic=_currentThread -Xmx"$heap" -jar "$jar" \
-    --server.port="$port" --server.address=127.0.0.1 --logging.level.root=WARN --spring.main.banner-mode=off "$@" \
-    >"$work/$name.log" 2>&1 &
-  local pid=$!
-  pids+=("$pid")
-  node_pids="$node_pids $pid"
+  start_service "$name" "$port" "$@"
+  node_pids="$node_pids $service_pid"
   ports="$ports $port"
+  log_of[$port]="$work/$name.log"
 }
 
-await_ready() {
+await_all_ready() {
   local p
-  for p in $ports; do
-    for _ in $(seq 600); do
-      curl -sf "http://127.0.0.1:$p/actuator/health/readiness" 2>/dev/null | grep -q UP && continue 2
-      sleep 0.5
-    done
-    echo "a node on :$p did not get ready; logs in $work" >&2; tail -40 "$work"/*.log >&2; exit 1
-  done
+  for p in $ports; do await_ready "$p" "${log_of[$p]}"; done
 }
 
 # wrk for N seconds against every node in $ports; prints its RESULT line
@@ -128,7 +87,6 @@ drive() {
   grep '^RESULT' "$work/wrk.out" || { echo "wrk failed:" >&2; cat "$work/wrk.out" >&2; exit 1; }
 }
 
-kv() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 rows=()
 load_start=$(load1)
@@ -146,7 +104,7 @@ for cfg in ${configs//,/ }; do
     label="cluster, $cfg node(s)"
   fi
   ports=${ports# }
-  await_ready
+  await_all_ready
   echo "[$label] ready on ports $ports; warming up ${warmup}s" >&2
   drive "$warmup" >/dev/null
   # let the warm-up's backlog run out (at most 60 s) so the window starts from an empty queue

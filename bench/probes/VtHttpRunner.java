@@ -11,8 +11,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The peer of HTTP-target jobs in bench/http-target.sh: a plain virtual-thread-per-call runner.
  * N virtual threads each make one blocking call with the JDK's HttpClient (HTTP/1.1, as the
- * service's caller), all at once; reports the wall time, the calls answered 200 and the most
- * platform threads the process had while they ran (/proc/self/status, sampled every 10 ms).
+ * service's caller), all at once; reports the wall time, the calls answered 200, the CPU seconds
+ * the process used and the most platform threads it had while they ran (/proc/self/status,
+ * sampled every 10 ms). A warm-up round of N calls runs first in the same JVM, not reported, as the
+ * service it is compared with is warmed up too.
  *
  *   java bench/probes/VtHttpRunner.java URL N
  */
@@ -22,8 +24,11 @@ public class VtHttpRunner {
         int n = Integer.parseInt(args[1]);
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(30)).build();
+        callAll(client, url, n, new AtomicInteger());
         AtomicInteger ok = new AtomicInteger();
         AtomicInteger peak = new AtomicInteger(threads());
+        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpu0 = os.getProcessCpuTime();
         Thread sampler = Thread.ofPlatform().daemon().start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
                 peak.accumulateAndGet(threads(), Math::max);
@@ -35,6 +40,16 @@ public class VtHttpRunner {
             }
         });
         long t0 = System.nanoTime();
+        callAll(client, url, n, ok);
+        double s = (System.nanoTime() - t0) / 1e9;
+        double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
+        sampler.interrupt();
+        System.out.printf("calls=%d ok=%d seconds=%.3f per_s=%.0f cpu_s=%.2f peak_platform_threads=%d%n", n, ok.get(), s, ok.get() / s,
+                cpu, peak.get());
+    }
+
+    /** N calls at once, one virtual thread each; returns when all have answered or failed. */
+    static void callAll(HttpClient client, URI url, int n, AtomicInteger ok) {
         try (var vts = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < n; i++) {
                 String key = "vt-" + i;
@@ -48,9 +63,6 @@ public class VtHttpRunner {
                 });
             }
         }
-        double s = (System.nanoTime() - t0) / 1e9;
-        sampler.interrupt();
-        System.out.printf("calls=%d ok=%d seconds=%.3f per_s=%.0f peak_platform_threads=%d%n", n, ok.get(), s, ok.get() / s, peak.get());
     }
 
     /** Platform threads of this process now (virtual threads are not kernel threads). */
