@@ -5,15 +5,16 @@ import io.gosched.service.error.ConflictException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import io.gosched.service.channel.spi.ChannelDirectory;
 import io.gosched.service.channel.spi.ChannelHome;
+import io.gosched.cluster.BucketFeed;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.ClusterNodes;
@@ -23,9 +24,7 @@ import io.nats.client.KeyValue;
 import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
-import io.nats.client.api.KeyValueWatcher;
 import io.nats.client.api.StorageType;
-import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -33,7 +32,7 @@ import org.apache.commons.logging.LogFactory;
  * The channel directory on NATS: which node each named channel lives on, in the KV bucket
  * {@code gosched_channels} (created with {@code create}, so a name is unique cluster-wide), and
  * whether a home node is alive (its heartbeat, {@link ClusterNodes}). This node reads the bucket
- * through an index the bucket's watch keeps, so that a busy channel costs no JetStream request
+ * through an index the bucket's watch keeps ({@link BucketFeed}), so that a busy channel costs no JetStream request
  * per operation. Reaching a home is {@link NatsChannelForwarder}'s.
  *
  * <p>Thread-safe. The registry methods block on one KV round trip at most.
@@ -47,9 +46,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
     private final ClusterNodes nodes;
     private final KeyValue kv;
     private final Map<String, ChannelHome> index = new ConcurrentHashMap<>();
-    private final CountDownLatch indexLoaded = new CountDownLatch(1);
-    private volatile NatsKeyValueWatchSubscription indexFeed; // replaced on reconnection; guarded by this for writes
-    private volatile boolean closed;
+    private final BucketFeed feed;
 
     private NatsChannelDirectory(ClusterConnection conn, ClusterNodes nodes) throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
@@ -60,79 +57,37 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
                 .replicas(conn.properties().replicas()).maxBucketSize(64L << 20).maximumValueSize(4096).build());
         });
         this.kv = conn.keyValue(ClusterLayout.CHANNELS_BUCKET);
-        this.indexFeed = watch(indexLoaded);
-        // The watch is an ephemeral consumer: a NATS server that restarted has forgotten it, and
-        // the index would silently stop following the bucket. Each reconnection starts a new one.
-        conn.onStateChange(state -> {
-            if (state == ClusterConnection.State.UP && !closed) {
-                Thread.ofPlatform().name("gosched-chan-rewatch").daemon(true).start(this::rewatch);
-            }
-        });
-    }
-
-    /** A watch of the whole bucket feeding the index; {@code loaded} counts down once it delivered what the bucket held. */
-    private NatsKeyValueWatchSubscription watch(CountDownLatch loaded) throws IOException, JetStreamApiException, InterruptedException {
-        java.util.Set<String> seen = ConcurrentHashMap.newKeySet();
-        return kv.watchAll(new KeyValueWatcher() {
+        this.feed = BucketFeed.start(conn, kv, "the channel directory", new BucketFeed.Listener() {
             @Override
-            public void watch(KeyValueEntry e) {
+            public void put(KeyValueEntry e) {
                 String name = ClusterLayout.channelName(e.getKey());
-                if (e.getOperation() == KeyValueOperation.PUT && e.getValue() != null) {
-                    try {
-                        index.put(name, Forwarded.home(e.getValue()));
-                        seen.add(name);
-                    } catch (RuntimeException bad) {
-                        log.warn("channel " + name + ": unreadable directory entry skipped");
-                    }
-                } else {
-                    index.remove(name);
+                try {
+                    index.put(name, Forwarded.home(e.getValue()));
+                } catch (RuntimeException bad) {
+                    log.warn("channel " + name + ": unreadable directory entry skipped");
                 }
             }
 
             @Override
-            public void endOfData() {
-                if (loaded.getCount() > 0) {
-                    // what the index holds beyond the bucket was deleted while the watch was down
-                    index.keySet().removeIf(name -> !seen.contains(name) && !localNode().equals(index.get(name).node()));
-                    loaded.countDown();
-                }
+            public void removed(KeyValueEntry e) {
+                index.remove(ClusterLayout.channelName(e.getKey()));
+            }
+
+            @Override
+            public void loaded(Set<String> keys) {
+                // what the index holds beyond the bucket was deleted while the watch was down; this
+                // node's own homes stay (their writes may be on their way)
+                Set<String> names = new HashSet<>();
+                keys.forEach(k -> names.add(ClusterLayout.channelName(k)));
+                index.entrySet().removeIf(h -> !names.contains(h.getKey()) && !localNode().equals(h.getValue().node()));
             }
         });
-    }
-
-    /** Replaces the watch after a reconnection. Executed by one short-lived thread per reconnection. */
-    private synchronized void rewatch() {
-        try {
-            if (closed) {
-                return;
-            }
-            try {
-                indexFeed.unsubscribe();
-            } catch (RuntimeException gone) {
-                // the old subscription died with the server
-            }
-            CountDownLatch loaded = new CountDownLatch(1);
-            indexFeed = watch(loaded);
-            if (!loaded.await(60, TimeUnit.SECONDS)) {
-                log.warn("cluster mode: the channel directory did not reload within 60 s after reconnecting");
-            }
-        } catch (IOException | JetStreamApiException | RuntimeException e) {
-            log.warn("cluster mode: cannot watch the channel directory again after reconnecting: " + e.getMessage()
-                    + "; lookups read NATS, the list may miss channels until the next reconnection");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** Creates (or updates) the bucket and loads the directory. */
     public static NatsChannelDirectory start(ClusterConnection conn, ClusterNodes nodes) {
         try {
-            NatsChannelDirectory d = new NatsChannelDirectory(conn, nodes);
-            if (!d.indexLoaded.await(60, TimeUnit.SECONDS)) {
-                d.close();
-                throw new IllegalStateException("cluster mode: the channel directory did not load from NATS within 60 s");
-            }
-            return d;
+            return new NatsChannelDirectory(conn, nodes);
         } catch (IOException | JetStreamApiException e) {
             throw new IllegalStateException("cluster mode: cannot set up the channel directory on NATS: " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -294,12 +249,7 @@ public final class NatsChannelDirectory implements ChannelDirectory, AutoCloseab
 
     /** Stops following the bucket. */
     @Override
-    public synchronized void close() {
-        closed = true;
-        try {
-            indexFeed.unsubscribe();
-        } catch (RuntimeException e) {
-            // connection already closed
-        }
+    public void close() {
+        feed.close();
     }
 }

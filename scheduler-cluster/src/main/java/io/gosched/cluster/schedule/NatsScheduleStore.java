@@ -5,10 +5,10 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
+import io.gosched.cluster.BucketFeed;
 import io.gosched.cluster.ClusterConnection;
 import io.gosched.cluster.ClusterLayout;
 import io.gosched.cluster.Provisioning;
@@ -20,9 +20,7 @@ import io.nats.client.KeyValue;
 import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
-import io.nats.client.api.KeyValueWatcher;
 import io.nats.client.api.StorageType;
-import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
@@ -32,8 +30,8 @@ import tools.jackson.databind.json.JsonMapper;
  * (JSON, readable with {@code nats kv get}), every write a compare-and-set on the entry's
  * revision, which is what lets one node decide each tick. {@link #list} answers from an index fed
  * by a watch of the bucket (the firing thread lists every round); it may lag, which costs a lost
- * compare-and-set and a fresh {@link #get}, never a wrong decision. The watch is started again on
- * every reconnection (a restarted server forgot its consumer).
+ * compare-and-set and a fresh {@link #get}, never a wrong decision ({@link BucketFeed} keeps it,
+ * watching again on every reconnection).
  *
  * <p>Thread-safe. Reads and writes block on NATS for at most the connection's timeouts.
  */
@@ -49,8 +47,7 @@ public final class NatsScheduleStore implements ScheduleStore, AutoCloseable {
     private final KeyValue kv;
     /** Revisions only go up in it: a watch that lags never overwrites a write this node saw answered. */
     private final Map<String, Versioned<ScheduleRecord>> index = new ConcurrentHashMap<>();
-    private volatile NatsKeyValueWatchSubscription feed;
-    private volatile boolean closed;
+    private final BucketFeed feed;
 
     private NatsScheduleStore(ClusterConnection conn) throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
@@ -62,14 +59,24 @@ public final class NatsScheduleStore implements ScheduleStore, AutoCloseable {
                     .maxBucketSize(256L << 20).maximumValueSize((int) Math.min(Integer.MAX_VALUE, maxValue)).build());
         });
         this.kv = conn.keyValue(ClusterLayout.SCHEDULES_BUCKET);
-        CountDownLatch loaded = new CountDownLatch(1);
-        this.feed = watch(loaded);
-        if (!loaded.await(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("cluster mode: the schedules did not load from NATS within 60 s");
-        }
-        conn.onStateChange(state -> {
-            if (state == ClusterConnection.State.UP && !closed) {
-                Thread.ofPlatform().name("gosched-schedules-rewatch").daemon(true).start(this::rewatch);
+        this.feed = BucketFeed.start(conn, kv, "the schedules", new BucketFeed.Listener() {
+            @Override
+            public void put(KeyValueEntry e) {
+                try {
+                    indexed(new Versioned<>(decode(e.getValue()), e.getRevision()));
+                } catch (RuntimeException bad) {
+                    log.warn("schedule " + e.getKey() + ": unreadable entry skipped: " + bad.getMessage());
+                }
+            }
+
+            @Override
+            public void removed(KeyValueEntry e) {
+                index.computeIfPresent(e.getKey(), (k, cur) -> cur.revision() <= e.getRevision() ? null : cur);
+            }
+
+            @Override
+            public void loaded(Set<String> keys) {
+                index.keySet().retainAll(keys); // deleted while no watch ran
             }
         });
     }
@@ -83,57 +90,6 @@ public final class NatsScheduleStore implements ScheduleStore, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while loading the schedules", e);
-        }
-    }
-
-    private NatsKeyValueWatchSubscription watch(CountDownLatch loaded) throws IOException, JetStreamApiException, InterruptedException {
-        java.util.Set<String> seen = ConcurrentHashMap.newKeySet();
-        return kv.watchAll(new KeyValueWatcher() {
-            @Override
-            public void watch(KeyValueEntry e) {
-                if (e.getOperation() == KeyValueOperation.PUT && e.getValue() != null) {
-                    try {
-                        seen.add(e.getKey());
-                        indexed(new Versioned<>(decode(e.getValue()), e.getRevision()));
-                    } catch (RuntimeException bad) {
-                        log.warn("schedule " + e.getKey() + ": unreadable entry skipped: " + bad.getMessage());
-                    }
-                } else {
-                    index.computeIfPresent(e.getKey(), (k, cur) -> cur.revision() <= e.getRevision() ? null : cur);
-                }
-            }
-
-            @Override
-            public void endOfData() {
-                if (loaded.getCount() > 0) {
-                    index.keySet().retainAll(seen); // deleted while no watch ran
-                    loaded.countDown();
-                }
-            }
-        });
-    }
-
-    /** Replaces the watch after a reconnection. Executed by one short-lived thread per reconnection. */
-    private synchronized void rewatch() {
-        try {
-            if (closed) {
-                return;
-            }
-            try {
-                feed.unsubscribe();
-            } catch (RuntimeException gone) {
-                // the old subscription died with the server
-            }
-            CountDownLatch loaded = new CountDownLatch(1);
-            feed = watch(loaded);
-            if (!loaded.await(60, TimeUnit.SECONDS)) {
-                log.warn("cluster mode: the schedules did not reload within 60 s after reconnecting");
-            }
-        } catch (IOException | JetStreamApiException | RuntimeException e) {
-            log.warn("cluster mode: cannot watch the schedules again after reconnecting: " + e.getMessage()
-                    + "; reads of one schedule go to NATS, the list may lag until the next reconnection");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -232,11 +188,6 @@ public final class NatsScheduleStore implements ScheduleStore, AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        try {
-            feed.unsubscribe();
-        } catch (RuntimeException e) {
-            // gone with the connection
-        }
+        feed.close();
     }
 }
