@@ -54,7 +54,7 @@ public class VtHttpRunner {
             for (int i = 0; i < n; i++) {
                 String key = "vt-" + i;
                 vts.submit(() -> {
-                    HttpRequest r = HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(60))
+                    HttpRequest r = HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(110))
                             .header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofString("{}")).build();
                     if (client.send(r, HttpResponse.BodyHandlers.ofByteArray()).statusCode() == 200) {
                         ok.incrementAndGet();
