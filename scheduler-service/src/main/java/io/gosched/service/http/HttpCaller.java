@@ -172,7 +172,7 @@ public final class HttpCaller implements AutoCloseable {
     }
 
     /** One request's end: the answer, or why none came, or the context's end. */
-    private record Exchange(HttpResponse<byte[]> response, Throwable failure, boolean cancelled) {}
+    record Exchange(HttpResponse<byte[]> response, Throwable failure, boolean cancelled) {}
 
     /** Sends and waits, parked: the answer's channel, the context, the deadline, whichever comes first. */
     private Exchange exchange(HttpRequest request, Context ctx, long deadline, long limit) {
@@ -341,26 +341,50 @@ public final class HttpCaller implements AutoCloseable {
         }
     }
 
+    /**
+     * The meters of one call (one request: each redirect hop is one), tagged with the allowed
+     * prefix the URL matched, never the URL itself, so that {@code target} has one value per
+     * configured prefix: {@code gosched_http_target_requests_total{target,outcome}} and the
+     * latency histogram {@code gosched_http_target_duration_seconds{target}}.
+     */
     private void record(String target, Exchange x, long nanos) {
         if (meters == null) {
             return;
         }
-        String outcome;
-        if (x.cancelled()) {
-            outcome = "cancelled";
-        } else if (x.failure() instanceof HttpConnectTimeoutException || x.failure() instanceof ConnectException) {
-            outcome = "connect_error";
-        } else if (x.failure() instanceof HttpTimeoutException) {
-            outcome = "timeout";
-        } else if (x.failure() != null) {
-            outcome = "error";
-        } else {
-            outcome = (x.response().statusCode() / 100) + "xx";
-        }
         Counter.builder("gosched.http.target.requests").description("Calls of HTTP-target jobs by target prefix and outcome (status class)")
-                .tag("target", target).tag("outcome", outcome).register(meters).increment();
+                .tag("target", target).tag("outcome", outcome(x)).register(meters).increment();
+        // The histogram is the meter's own (no property needed): the dashboard's latency by target reads its buckets.
         Timer.builder("gosched.http.target.duration").description("Time from sending a call of an HTTP-target job to its answer")
-                .tag("target", target).register(meters).record(Duration.ofNanos(nanos));
+                .tag("target", target).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(60))
+                .register(meters).record(Duration.ofNanos(nanos));
+    }
+
+    /**
+     * A call's {@code outcome} tag, from a fixed vocabulary: the answer's status class
+     * ({@code 1xx} to {@code 5xx}), or why no answer came: {@code timeout} (the call's timeout),
+     * {@code connect_error} (refused, or the connect timed out), {@code cancelled} (the job's context
+     * ended first), {@code error} (anything else, and a status outside 100 to 599).
+     */
+    static String outcome(Exchange x) {
+        if (x.cancelled()) {
+            return "cancelled";
+        }
+        if (x.failure() instanceof HttpConnectTimeoutException || x.failure() instanceof ConnectException) {
+            return "connect_error";
+        }
+        if (x.failure() instanceof HttpTimeoutException) {
+            return "timeout";
+        }
+        if (x.failure() != null) {
+            return "error";
+        }
+        return statusClass(x.response().statusCode());
+    }
+
+    /** {@code 1xx} to {@code 5xx}; {@code error} for a status outside 100 to 599. */
+    static String statusClass(int status) {
+        return status >= 100 && status < 600 ? (status / 100) + "xx" : "error";
     }
 
     @Override

@@ -201,7 +201,7 @@ final class Admission {
             throw e;
         }
         if (waits) {
-            metrics.jobSubmitted();
+            metrics.jobSubmitted(JobType.of(spec));
             return new JobService.Submitted(views.view(resolveQuietly(record)), false);
         }
         try {
@@ -213,7 +213,7 @@ final class Admission {
             releaseKey(idempotencyKey, key);
             throw e;
         }
-        metrics.jobSubmitted();
+        metrics.jobSubmitted(JobType.of(spec));
         // a job just made has run no goroutine: no need to look through the runtime's leak reports
         return new JobService.Submitted(views.view(record, Map.<String, Integer>of()), false);
     }
@@ -354,7 +354,7 @@ final class Admission {
             throw e;
         }
         for (int i = 0; i < n; i++) {
-            metrics.jobSubmitted();
+            metrics.jobSubmitted(JobType.of(entries[i].spec()));
             if (entries[i].internal().size() < entries[i].after().size()) { // waits for a job outside the batch, which may have ended
                 try {
                     deps.resolve(ids[i]);

@@ -329,7 +329,7 @@ final class Chores {
         }
         JobRecord r = u.current().value();
         if (r.status().state() != JobState.QUEUED) {
-            metrics.jobFinished(r.status().state().json(), Duration.ZERO);
+            metrics.jobFinished(JobType.of(r.spec()), r.status().state().json(), Duration.ZERO);
             return r.status();
         }
         metrics.jobRequeued(cause);

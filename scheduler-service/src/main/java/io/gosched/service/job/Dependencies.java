@@ -220,7 +220,7 @@ final class Dependencies {
         JobRecord r = u.current().value();
         if (!v.ready()) {
             specs.forget(id);
-            metrics.jobFinished(JobState.CANCELLED.json(), Duration.ZERO);
+            metrics.jobFinished(JobType.of(r.spec()), JobState.CANCELLED.json(), Duration.ZERO);
             return r;
         }
         // Only the CAS winner gets here, once per job. A death before the enqueue leaves a queued record with

@@ -137,7 +137,10 @@ final class Finisher {
             return false;
         }
         JobRecord.Status s = u.current().value().status();
+        String type = JobType.of(l.recordSpec);
+        ranFor(s, l.attempt).ifPresent(d -> metrics.attemptEnded(type, d));
         if (s.state() == JobState.QUEUED) {
+            metrics.jobRetried(type);
             // The record names ticket n + 1 now: publish it until it is in (a retry is deduplicated by
             // message id). A crash before that is repaired by whoever gets ticket n again (orphanedRetry).
             Instant due = now.plusMillis(l.spec.retry().backoffBefore(s.attempt() + 1));
@@ -157,9 +160,25 @@ final class Finisher {
             }
         } else {
             Instant started = s.startedAt();
-            metrics.jobFinished(s.state().json(), started == null ? Duration.ZERO : Duration.between(started, now));
+            metrics.jobFinished(type, s.state().json(), started == null ? Duration.ZERO : Duration.between(started, now));
         }
         return true;
+    }
+
+    /**
+     * How long attempt {@code attempt} ran, from the attempt {@code s} records as ended last: its
+     * claim to its outcome, on the store's clock, as the record shows them. Empty if the record does
+     * not hold that attempt (it always does right after this node wrote its outcome).
+     */
+    private static java.util.Optional<Duration> ranFor(JobRecord.Status s, int attempt) {
+        if (s.attempts().isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        JobRecord.Attempt a = s.attempts().getLast();
+        if (a.number() != attempt || a.startedAt() == null || a.finishedAt() == null) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(Duration.between(a.startedAt(), a.finishedAt()));
     }
 
     /** The dead letter (protocol step 7): the job fails as lost, unless its ticket is stale already. */
@@ -168,7 +187,7 @@ final class Finisher {
         specs.forget(t.jobId());
         JobStore.Update u = store.update(t.jobId(), r -> Claims.stale(r, t) ? null : r.lost(now, deliveries));
         if (u.applied()) {
-            metrics.jobFinished(JobState.FAILED.json(), Duration.ZERO);
+            metrics.jobFinished(JobType.of(u.current().value().spec()), JobState.FAILED.json(), Duration.ZERO);
             log.warn("job " + t.jobId() + " lost: delivered " + deliveries + " times and no node finished it");
         }
     }

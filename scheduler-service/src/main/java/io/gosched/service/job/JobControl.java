@@ -81,7 +81,7 @@ final class JobControl {
         JobRecord.Status s = r.status();
         if (s.state() == JobState.CANCELLED && u.applied()) {
             specs.forget(id);
-            metrics.jobFinished(JobState.CANCELLED.json(), Duration.ZERO);
+            metrics.jobFinished(JobType.of(r.spec()), JobState.CANCELLED.json(), Duration.ZERO);
             try {
                 queue.withdraw(new JobTicket(id, s.ticket(), r.spec().priority(), r.spec().notBefore(), pinning.pinQuietly(r)));
             } catch (RuntimeException e) {

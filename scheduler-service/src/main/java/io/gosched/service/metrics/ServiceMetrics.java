@@ -2,7 +2,9 @@ package io.gosched.service.metrics;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -38,6 +40,8 @@ public final class ServiceMetrics implements BudgetMeters {
     private final ConcurrentMap<String, Counter> finished = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Counter> evicted = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /** The by-type meters of each job type seen so far (see {@link ByType}). */
+    private final ConcurrentMap<String, ByType> byType = new ConcurrentHashMap<>();
     /** Told of every job that reached a final state; see {@link #onJobFinished}. */
     private final List<Consumer<String>> finishListeners = new CopyOnWriteArrayList<>();
 
@@ -143,10 +147,76 @@ public final class ServiceMetrics implements BudgetMeters {
         }
     }
 
-    public void jobSubmitted() {
+    /**
+     * A job accepted, of {@code type} ({@code JobType.of}): {@code gosched_jobs_submitted_total}
+     * and {@code gosched_jobs_by_type_submitted_total{type}}.
+     */
+    public void jobSubmitted(String type) {
         if (submitted != null) {
             submitted.increment();
+            byType(type).submitted.increment();
         }
+    }
+
+    /**
+     * An attempt of a job of {@code type} failed or timed out, and the job's retry policy queued
+     * it again: {@code gosched_jobs_by_type_retried_total{type}}. Counted by the node that wrote
+     * the attempt's outcome; a manual retry ({@code POST .../retry}) and a repair's requeue
+     * ({@code gosched_jobs_requeued_total}) are not retries of the policy and do not count.
+     */
+    public void jobRetried(String type) {
+        if (registry != null) {
+            byType(type).retried.increment();
+        }
+    }
+
+    /**
+     * An attempt of a job of {@code type} that ran on this node ended after {@code ran} (from its
+     * claim to its outcome, as the record says), whatever the outcome, retried or final:
+     * {@code gosched_jobs_by_type_attempt_duration_seconds{type}}. Attempts that never ran here
+     * (cancelled while queued, lost, refused) are not observed.
+     */
+    public void attemptEnded(String type, Duration ran) {
+        if (registry != null) {
+            byType(type).attempts.record(ran);
+        }
+    }
+
+    /**
+     * The meters of one job type, all registered at its first sight, at zero: a type's series
+     * exist on a node from then on, so a per-type rate shows 0, not a gap, on a node that has not
+     * yet finished (or retried) a job of that type. The types are bounded ({@code JobType}).
+     */
+    private final class ByType {
+        final Counter submitted;
+        final Counter retried;
+        final Timer attempts;
+        final Map<String, Counter> finished = new HashMap<>();
+
+        ByType(String type) {
+            submitted = Counter.builder("gosched.jobs.by.type.submitted").tag("type", type)
+                    .description("jobs accepted, by type (dsl, template:NAME, http, handler:NAME)").register(registry);
+            retried = Counter.builder("gosched.jobs.by.type.retried").tag("type", type)
+                    .description("failed or timed-out attempts the job's retry policy queued again, by type").register(registry);
+            // The histogram is the meter's own, not a property's, so that an application without
+            // scheduler-web's properties (the starter's) still exports buckets for p50/p99 by type.
+            attempts = Timer.builder("gosched.jobs.by.type.attempt.duration").tag("type", type)
+                    .description("run time of each attempt that ran on this node, from its claim to its outcome, by type")
+                    .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(5))
+                    .register(registry);
+            for (JobState st : JobState.values()) {
+                if (st.isFinal()) {
+                    finished.put(st.json(), Counter.builder("gosched.jobs.by.type.finished").tag("type", type).tag("state", st.json())
+                            .description("jobs that reached a final state, by type and state").register(registry));
+                }
+            }
+        }
+    }
+
+    private ByType byType(String type) {
+        String t = type == null ? "dsl" : type;
+        ByType b = byType.get(t);
+        return b != null ? b : byType.computeIfAbsent(t, ByType::new);
     }
 
     /**
@@ -160,7 +230,27 @@ public final class ServiceMetrics implements BudgetMeters {
         finishListeners.add(java.util.Objects.requireNonNull(listener, "listener"));
     }
 
-    /** @param state one of succeeded, failed, cancelled, timed_out */
+    /**
+     * A job of {@code type} ({@code JobType.of}) reached {@code state}: as {@link #jobFinished(String,
+     * Duration)}, and {@code gosched_jobs_by_type_finished_total{type,state}}.
+     */
+    public void jobFinished(String type, String state, Duration duration) {
+        jobFinished(state, duration);
+        if (registry != null) {
+            Counter c = byType(type).finished.get(state);
+            if (c != null) {
+                c.increment();
+            }
+        }
+    }
+
+    /**
+     * A job reached {@code state}: the listeners, {@code gosched_jobs_finished_total{state}} and
+     * {@code gosched_jobs_duration_seconds{state}} (its last attempt's run time). The by-type
+     * meters are {@link #jobFinished(String, String, Duration)}'s.
+     *
+     * @param state one of succeeded, failed, cancelled, timed_out
+     */
     public void jobFinished(String state, Duration duration) {
         for (Consumer<String> l : finishListeners) {
             try {

@@ -34,6 +34,26 @@ public final class Dashboard {
             }
             return false;
         }
+
+        /** Whether the query reads the HTTP-target calls' meters ({@link #needsHttpTargets}). */
+        public boolean httpTargetsOnly() {
+            Matcher m = METRIC.matcher(expr);
+            while (m.find()) {
+                if (needsHttpTargets(m.group(1))) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
+     * The HTTP-target calls' meters: registered per allowed prefix at a target's first call, so
+     * only where {@code gosched.jobs.http.allowed-targets} lists one and a job called it
+     * (PrometheusDashboardTest does; the cluster and compose stacks allow none).
+     */
+    public static boolean needsHttpTargets(String metricName) {
+        return metricName.startsWith("gosched_http_target_");
     }
 
     /** The cluster row's meters: registered only when gosched.cluster.nats.url is set. */
@@ -44,7 +64,7 @@ public final class Dashboard {
 
     private static final Pattern METRIC = Pattern.compile("\\b([a-z_][a-z0-9_]*)\\s*(?:\\{|\\[|\\)|$)");
     private static final Set<String> PROMQL_WORDS = Set.of("sum", "by", "rate", "increase", "histogram_quantile",
-            "le", "kind", "state", "op", "outcome", "uri", "p", "avg", "max", "min", "count", "budget", "reason", "node", "queue");
+            "le", "kind", "state", "op", "outcome", "uri", "p", "avg", "max", "min", "count", "budget", "reason", "node", "queue", "type", "target");
 
     public final JsonNode json;
 

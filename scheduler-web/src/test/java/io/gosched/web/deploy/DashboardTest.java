@@ -75,11 +75,40 @@ class DashboardTest {
                 .matches("(?s).*\\bby \\((le, )?node\\b.*"));
     }
 
-    /** The queries of the panels in the cluster row (those after it). */
+    /** The queries of the panels in the cluster row: those after it, up to the next row, in the dashboard's order. */
     static List<Dashboard.Query> clusterQueries(Dashboard dashboard) {
-        int row = dashboard.panels().stream().filter(p -> p.get("title").asString().startsWith("Cluster")).findFirst().orElseThrow()
-                .get("id").asInt();
-        return dashboard.queries().stream().filter(q -> q.panelId() > row).toList();
+        return rowQueries(dashboard, "Cluster");
+    }
+
+    /** The queries of the panels of the row whose title starts with {@code title}, in the dashboard's order. */
+    static List<Dashboard.Query> rowQueries(Dashboard dashboard, String title) {
+        Set<Integer> ids = new HashSet<>();
+        boolean in = false;
+        for (JsonNode p : dashboard.panels()) {
+            if (p.get("type").asString().equals("row")) {
+                in = p.get("title").asString().startsWith(title);
+            } else if (in) {
+                ids.add(p.get("id").asInt());
+            }
+        }
+        assertThat(ids).as("panels under a row titled '%s...'", title).isNotEmpty();
+        return dashboard.queries().stream().filter(q -> ids.contains(q.panelId())).toList();
+    }
+
+    @Test
+    void theJobsByTypeRowShowsEachTypesRatesDurationsAndTheHttpTargets() {
+        List<Dashboard.Query> byType = rowQueries(dashboard, "Jobs by type");
+        assertThat(byType).extracting(Dashboard.Query::expr).anySatisfy(e -> assertThat(e).contains("gosched_jobs_by_type_submitted_total"))
+                .anySatisfy(e -> assertThat(e).contains("gosched_jobs_by_type_finished_total").contains("state=\"succeeded\""))
+                .anySatisfy(e -> assertThat(e).contains("gosched_jobs_by_type_finished_total").contains("failed"))
+                .anySatisfy(e -> assertThat(e).contains("gosched_jobs_by_type_retried_total"))
+                .anySatisfy(e -> assertThat(e).startsWith("histogram_quantile(0.5, sum by (le, type) (rate(gosched_jobs_by_type_attempt_duration_seconds_bucket"))
+                .anySatisfy(e -> assertThat(e).startsWith("histogram_quantile(0.99, sum by (le, type) (rate(gosched_jobs_by_type_attempt_duration_seconds_bucket"))
+                .anySatisfy(e -> assertThat(e).contains("sum by (target, outcome) (rate(gosched_http_target_requests_total"))
+                .anySatisfy(e -> assertThat(e).startsWith("histogram_quantile(0.99, sum by (le, target) (rate(gosched_http_target_duration_seconds_bucket"));
+        assertThat(byType).as("every query of the row keeps the types (or targets) apart")
+                .allSatisfy(q -> assertThat(q.expr()).as(q.panel()).matches("(?s).*\\bby \\((le, )?(type|target)\\b.*"));
+        assertThat(byType).filteredOn(Dashboard.Query::httpTargetsOnly).hasSize(3);
     }
 
     @Test
