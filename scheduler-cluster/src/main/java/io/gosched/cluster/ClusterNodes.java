@@ -173,8 +173,13 @@ public final class ClusterNodes implements AutoCloseable {
         try {
             List<String> names = sorted(ownHandlers.get());
             if (!names.equals(advertised)) {
-                selfBytes = entry(new NodeInfo(self.node(), self.incarnation(), self.startedAt(), names));
                 advertised = names;
+                try {
+                    selfBytes = entry(new NodeInfo(self.node(), self.incarnation(), self.startedAt(), names));
+                } catch (IllegalStateException tooLarge) {
+                    // the heartbeat must go on: a node whose entry cannot be written counts as gone
+                    log.error(tooLarge.getMessage() + "; the node keeps advertising the handlers it had");
+                }
             }
             try {
                 revision = kv.update(self.node(), selfBytes, revision);
