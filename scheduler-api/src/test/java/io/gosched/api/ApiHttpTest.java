@@ -390,7 +390,8 @@ class ApiHttpTest {
                 .jsonPath("$.paths['/api/v1/jobs'].post").exists()
                 .jsonPath("$.paths['/api/v1/channels/{name}/send'].post").exists()
                 .jsonPath("$.paths['/api/v1/scheduler/gomaxprocs'].put").exists()
-                .jsonPath("$.paths['/api/v1/workloads'].get").exists();
+                .jsonPath("$.paths['/api/v1/workloads'].get").exists()
+                .jsonPath("$.components.schemas.JobView.properties.waitingFor.example").isEqualTo("handler resize-image");
         http.get().uri("/swagger-ui.html").exchange().expectStatus().is3xxRedirection();
     }
 }

@@ -5,10 +5,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
@@ -41,30 +44,58 @@ public final class ClusterNodes implements AutoCloseable {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     static final int WRONG_LAST_SEQUENCE = 10071;
 
-    /** A node's entry. */
-    public record NodeInfo(String node, String incarnation, Instant startedAt) {}
+    /**
+     * A node's entry.
+     *
+     * @param handlers  the application's job handlers the node has, sorted; an entry written by a
+     *                  node from before handlers were advertised has none (and that node has none)
+     */
+    public record NodeInfo(String node, String incarnation, Instant startedAt, List<String> handlers) {
+        public NodeInfo {
+            handlers = handlers == null ? List.of() : List.copyOf(handlers);
+        }
+
+        public NodeInfo(String node, String incarnation, Instant startedAt) {
+            this(node, incarnation, startedAt, List.of());
+        }
+    }
+
+    /** The handlers of the present nodes as {@link #list} read them, and when. */
+    private record Handlers(Set<String> names, long readAtNanos) {}
+
+    /** Largest entry: a node's id, incarnation and start, and the names of its handlers. */
+    static final int MAX_ENTRY_BYTES = 64 * 1024;
 
     private final ClusterConnection conn;
     private final KeyValue kv;
     private final NodeInfo self;
-    private final byte[] selfBytes;
+    /** This node's handler names, read again at every heartbeat (an application may register its handlers late). */
+    private final Supplier<Set<String>> ownHandlers;
+    private volatile byte[] selfBytes;
+    /** The handler names {@link #selfBytes} advertises; executed only by the heartbeat thread after start. */
+    private List<String> advertised;
+    private volatile Handlers handlers = new Handlers(Set.of(), 0);
+    private final Object handlersRead = new Object();
     private final ScheduledExecutorService timer;
     private long revision; // of our own key; executed only by the timer thread after start
     private long leaderRevision; // 0 when not the leader; same thread
     private volatile boolean leader;
 
-    private ClusterNodes(ClusterConnection conn) throws IOException, JetStreamApiException, InterruptedException {
+    private ClusterNodes(ClusterConnection conn, Supplier<Set<String>> ownHandlers)
+            throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
         ClusterProperties p = conn.properties();
         Provisioning.retrying(conn.properties().connectTimeout(), "setting up the node registry", () -> {
             Provisioning.bucket(conn.keyValueManagement(), KeyValueConfiguration.builder().name(ClusterLayout.NODES_BUCKET)
                 .description("gosched nodes: one entry per running node, renewed every heartbeat; and the leader")
                 .maxHistoryPerKey(1).storageType(StorageType.File).replicas(p.replicas()).ttl(p.nodeTtl())
-                .maxBucketSize(16L << 20).maximumValueSize(1024).build());
+                .maxBucketSize(16L << 20).maximumValueSize(MAX_ENTRY_BYTES).build());
         });
         this.kv = conn.keyValue(ClusterLayout.NODES_BUCKET);
-        this.self = new NodeInfo(conn.nodeId(), conn.incarnation(), Instant.now());
-        this.selfBytes = JSON.writeValueAsBytes(self);
+        this.ownHandlers = ownHandlers;
+        this.self = new NodeInfo(conn.nodeId(), conn.incarnation(), Instant.now(), sorted(ownHandlers.get()));
+        this.selfBytes = entry(self);
+        this.advertised = self.handlers();
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().name("gosched-heartbeat").daemon(true).unstarted(r));
     }
 
@@ -74,9 +105,19 @@ public final class ClusterNodes implements AutoCloseable {
      * @throws IllegalStateException when another running process holds the id
      */
     public static ClusterNodes start(ClusterConnection conn) {
+        return start(conn, Set::of);
+    }
+
+    /**
+     * Claims this node's id and starts the heartbeat, advertising the handler names
+     * {@code ownHandlers} gives (read again at every heartbeat).
+     *
+     * @throws IllegalStateException when another running process holds the id
+     */
+    public static ClusterNodes start(ClusterConnection conn, Supplier<Set<String>> ownHandlers) {
         ClusterNodes n;
         try {
-            n = new ClusterNodes(conn);
+            n = new ClusterNodes(conn, ownHandlers);
             ClusterNodes fresh = n;
             Provisioning.retrying(conn.properties().connectTimeout(), "registering node " + conn.nodeId(), () -> {
                 fresh.claim();
@@ -130,6 +171,16 @@ public final class ClusterNodes implements AutoCloseable {
             return;
         }
         try {
+            List<String> names = sorted(ownHandlers.get());
+            if (!names.equals(advertised)) {
+                advertised = names;
+                try {
+                    selfBytes = entry(new NodeInfo(self.node(), self.incarnation(), self.startedAt(), names));
+                } catch (IllegalStateException tooLarge) {
+                    // the heartbeat must go on: a node whose entry cannot be written counts as gone
+                    log.error(tooLarge.getMessage() + "; the node keeps advertising the handlers it had");
+                }
+            }
             try {
                 revision = kv.update(self.node(), selfBytes, revision);
             } catch (JetStreamApiException e) {
@@ -196,6 +247,50 @@ public final class ClusterNodes implements AutoCloseable {
         } catch (IOException | JetStreamApiException e) {
             throw conn.translate("read of node " + node, e);
         }
+    }
+
+    /**
+     * True if a present node (this one included) advertises the job handler {@code name}. Reads
+     * the registry ({@link #list}: a request per node) at most once a heartbeat; between reads,
+     * and while NATS cannot be reached, answers from the last read, so a node that joined or left
+     * shows up here about a heartbeat later.
+     */
+    public boolean hasHandler(String name) {
+        long maxAge = conn.properties().heartbeat().toNanos();
+        Handlers h = handlers;
+        if (h.readAtNanos() == 0 || System.nanoTime() - h.readAtNanos() > maxAge) {
+            synchronized (handlersRead) { // one read for every caller that finds it old
+                h = handlers;
+                if (h.readAtNanos() == 0 || System.nanoTime() - h.readAtNanos() > maxAge) {
+                    try {
+                        Set<String> names = new HashSet<>();
+                        for (NodeInfo n : list()) {
+                            names.addAll(n.handlers());
+                        }
+                        h = new Handlers(Set.copyOf(names), System.nanoTime());
+                    } catch (RuntimeException unreachable) {
+                        h = new Handlers(h.names(), System.nanoTime()); // try again after a heartbeat
+                    }
+                    handlers = h;
+                }
+            }
+        }
+        return h.names().contains(name);
+    }
+
+    private static List<String> sorted(Set<String> names) {
+        return names == null ? List.of() : names.stream().sorted().toList();
+    }
+
+    /** The entry's bytes; one too large for the bucket stops the start, naming what to shorten. */
+    private static byte[] entry(NodeInfo info) {
+        byte[] b = JSON.writeValueAsBytes(info);
+        if (b.length > MAX_ENTRY_BYTES) {
+            throw new IllegalStateException("cluster mode: node " + info.node() + " has " + info.handlers().size()
+                    + " job handlers, whose names take more than the node registry keeps per node (" + MAX_ENTRY_BYTES
+                    + " bytes in all); use shorter or fewer handler names");
+        }
+        return b;
     }
 
     /** True if {@code node} runs as {@code incarnation}. */

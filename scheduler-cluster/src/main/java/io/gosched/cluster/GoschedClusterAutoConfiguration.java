@@ -3,6 +3,7 @@ package io.gosched.cluster;
 import java.time.Clock;
 
 import io.gosched.service.ServiceProperties;
+import io.gosched.service.handler.JobHandlers;
 import io.gosched.service.job.spi.JobNode;
 import io.gosched.cluster.channel.ClusterChannelConfiguration;
 import io.gosched.cluster.channel.NatsChannelDirectory;
@@ -83,9 +84,11 @@ public class GoschedClusterAutoConfiguration {
         return m;
     }
 
+    /** The node's heartbeat, advertising the application's job handlers this node has (a {@link JobHandlers} bean's), if any. */
     @Bean(destroyMethod = "close")
-    public ClusterNodes goschedClusterNodes(ClusterConnection conn) {
-        return ClusterNodes.start(conn);
+    public ClusterNodes goschedClusterNodes(ClusterConnection conn, ObjectProvider<JobHandlers> handlers) {
+        JobHandlers own = handlers.getIfAvailable(() -> JobHandlers.NONE); // here, not on the heartbeat thread while the context starts
+        return ClusterNodes.start(conn, own::names);
     }
 
     @Bean(destroyMethod = "close")
@@ -132,6 +135,11 @@ public class GoschedClusterAutoConfiguration {
             @Override
             public boolean isPresent(String nodeId) {
                 return nodes.info(nodeId).isPresent();
+            }
+
+            @Override
+            public boolean hasHandlerSomewhere(String handler) {
+                return nodes.hasHandler(handler);
             }
         };
     }

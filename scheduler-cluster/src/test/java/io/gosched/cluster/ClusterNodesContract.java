@@ -5,11 +5,14 @@ import io.nats.client.KeyValue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /** Heartbeats and the leader against a real NATS server: a stopped node is gone within its TTL, and leadership moves on. */
 abstract class ClusterNodesContract extends NatsTestBase {
@@ -66,6 +69,36 @@ abstract class ClusterNodesContract extends NatsTestBase {
             stop.set(true);
             rewriter.join();
         }
+    }
+
+    /**
+     * Handler routing reads which nodes have which handlers from their entries: a node's own
+     * names (also ones its application registers after the start), none for an entry written by
+     * a node from before handlers were advertised, and nothing of a node that left.
+     */
+    @Test
+    void eachNodeAdvertisesItsHandlersAndAnEntryWithoutThemHasNone() throws Exception {
+        AtomicReference<Set<String>> own = new AtomicReference<>(Set.of("resize-image"));
+        ClusterNodes a = nodes.track(ClusterNodes.start(nodes.connect("a"), own::get));
+        ClusterNodes b = start("b");
+        KeyValue kv = nodes.connect("old").keyValue(ClusterLayout.NODES_BUCKET);
+        kv.put("old", "{\"node\":\"old\",\"incarnation\":\"old-1\",\"startedAt\":\"2026-01-01T00:00:00Z\"}"
+                .getBytes(StandardCharsets.UTF_8));
+        assertThat(b.list()).extracting(ClusterNodes.NodeInfo::node, ClusterNodes.NodeInfo::handlers).containsExactlyInAnyOrder(
+                tuple("a", List.of("resize-image")), tuple("b", List.of()), tuple("old", List.of()));
+        assertThat(b.hasHandler("resize-image")).isTrue();
+        assertThat(a.hasHandler("resize-image")).as("a node's own count").isTrue();
+        assertThat(b.hasHandler("send-mail")).isFalse();
+
+        own.set(Set.of("send-mail", "resize-image"));
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> b.hasHandler("send-mail")))
+                .as("a handler registered late is advertised at the next heartbeat").isTrue();
+        assertThat(b.list()).filteredOn(n -> n.node().equals("a")).singleElement()
+                .extracting(ClusterNodes.NodeInfo::handlers).isEqualTo(List.of("resize-image", "send-mail"));
+
+        a.close();
+        assertThat(Await.holdsWithin(Duration.ofSeconds(10), () -> !b.hasHandler("resize-image") && !b.hasHandler("send-mail")))
+                .as("the handlers of a node that left are gone with it").isTrue();
     }
 
     @Test

@@ -49,6 +49,18 @@ final class Claims {
      * a second or two, and each wait spends one of the ticket's max-deliver deliveries.
      */
     private static final Duration ABSENT_RECORD_RECHECK = Duration.ofMillis(500);
+    /**
+     * How long a handler job this node passed on waits before its next ticket is handed out, while
+     * a present node has the handler: this node may take the ticket again (a pull hands out what
+     * is ready, to whoever has room), and the wait bounds how often it does, not how soon a node
+     * with the handler gets it (its pulls are not delayed).
+     */
+    static final Duration PASS_ON_ELSEWHERE = Duration.ofSeconds(1);
+    /**
+     * The same while no present node has the handler: the job waits for one to join, and each
+     * node without it looks at it again this often (a compare-and-set and a publish each time).
+     */
+    static final Duration PASS_ON_NOWHERE = Duration.ofSeconds(5);
 
     /** What reading a pulled lease's record decided. */
     sealed interface Pulled {
@@ -213,16 +225,23 @@ final class Claims {
             return DONE;
         }
         JobRecord r = cur.get().value();
+        if (!specs.runsHere(r.spec())) {
+            return passOn(lease, cur.get());
+        }
         JobSpec spec;
         try {
             JobSpec known = specs.take(r.id());
-            spec = known != null ? known : specs.parse(r.spec());
+            spec = known != null ? known : specs.parseToRun(r.spec());
         } catch (RuntimeException unparsable) {
-            // a node with other limits accepted it: it can never run here, nor, with equal limits, anywhere
+            // A handler job accepted on a node without the handler: this node's handler is the first to read its
+            // arguments. Otherwise a node with other limits accepted it. Either way it can never run here, nor,
+            // with the same handlers and limits, anywhere.
+            String why = r.spec().handler() != null
+                    ? "handler '" + r.spec().handler() + "' on node " + node.id() + " refused the job's arguments: "
+                    : "node " + node.id() + " cannot parse the job with its gosched.api.limits: ";
             Instant now = clock.instant();
             store.update(r.id(), x -> stale(x, t) ? null : x.withStatus(x.status().claimed(node.id(), now).finished(JobState.FAILED, now,
-                    JobRecord.Counters.ZERO, null, new JobRecord.Failure(JobRecord.Failure.REFUSED, "", "node " + node.id()
-                            + " cannot parse the job with its gosched.api.limits: " + unparsable.getMessage()))));
+                    JobRecord.Counters.ZERO, null, new JobRecord.Failure(JobRecord.Failure.REFUSED, "", why + unparsable.getMessage()))));
             Leases.complete(lease);
             return DONE;
         }
@@ -232,6 +251,42 @@ final class Claims {
         l.results = results(spec);
         held.put(l);
         return new Pulled.Held(l);
+    }
+
+    /**
+     * A handler job whose handler this node lacks is left to the nodes that have it. Not with a
+     * nak: every delivery of a ticket counts toward max-deliver, and a job that waits for its
+     * handler to be deployed would become a dead letter after a few passes. As a retry does
+     * (protocol step 5), the record moves to the next ticket first ({@link JobRecord.Status#passedOn}:
+     * no attempt counted), that ticket is published due a little later
+     * ({@link #PASS_ON_ELSEWHERE}, or {@link #PASS_ON_NOWHERE} while no present node has the
+     * handler), and this one is acked: each pass is a fresh ticket, so passes never burn
+     * deliveries, and the wait keeps an idle node from taking the job again and again. A node that
+     * dies between the compare-and-set and the publish leaves the record queued with no ticket: the
+     * leader's sweep for unticketed jobs publishes it again (the net dependencies use too).
+     */
+    private Pulled passOn(JobLease lease, Versioned<JobRecord> read) {
+        JobTicket t = lease.ticket();
+        String handler = read.value().spec().handler();
+        specs.forget(t.jobId());
+        Duration wait = node.hasHandlerSomewhere(handler) ? PASS_ON_ELSEWHERE : PASS_ON_NOWHERE;
+        Instant now = clock.instant();
+        JobStore.Update u;
+        try {
+            u = store.update(t.jobId(), read, x -> unclaimable(x, lease) ? null : x.withStatus(x.status().passedOn(now)));
+        } catch (BackendException e) {
+            Leases.release(lease, wait);
+            return DONE;
+        }
+        if (u.applied()) {
+            try {
+                queue.enqueue(t.next(now.plus(wait)));
+            } catch (BackendException e) {
+                log.debug("job " + t.jobId() + ": the ticket passing it on was not published; the sweep for unticketed jobs will", e);
+            }
+        }
+        Leases.complete(lease); // stale if not applied: the record moved on meanwhile
+        return DONE;
     }
 
     /**

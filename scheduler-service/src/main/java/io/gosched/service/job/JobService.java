@@ -95,11 +95,14 @@ public final class JobService {
         this.budget = budget;
         this.specs = specs;
         this.store = store;
+        if (store.isShared()) {
+            specs.shared(); // other nodes may have handlers this one lacks
+        }
         this.shutdown = shutdown;
         JobMemory memory = new JobMemory(budget.memory(), budget.sizes().maxJobBytes());
         Pinning pinning = new Pinning(channels.registry(), channels.directory(), node, specs);
         this.slots = new Slots(properties.admission(), memory, shutdown);
-        this.views = new JobViews(store, held, runtime, clock, shutdown);
+        this.views = new JobViews(store, held, runtime, clock, shutdown, h -> specs.hasHandler(h) || node.hasHandlerSomewhere(h));
         this.chores = new Chores(held, store, queue, node, clock, metrics, pinning, properties.retention());
         Claims claims = new Claims(held, store, queue, node, clock, specs, memory, chores);
         Finisher finisher = new Finisher(store, queue, node, clock, metrics, memory, specs, shutdown);

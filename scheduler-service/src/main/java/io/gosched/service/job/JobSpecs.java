@@ -25,8 +25,13 @@ public final class JobSpecs {
     /** A kept spec and its request's bytes, worked out once at submission. */
     private record Kept(JobSpec spec, long requestBytes) {}
 
+    /** Every handler job must have its handler here: embedded mode, and the parse of a job this node is about to run. */
     private final JobSpecParser parser;
+    /** A handler job may be for another node ({@link HandlersElsewhere}): submissions and reads in a cluster. */
+    private final JobSpecParser elsewhere;
     private final JobHandlers handlers;
+    /** Set once, before any job is submitted, when the job store is shared (cluster mode). */
+    private volatile boolean shared;
     private final ConcurrentHashMap<String, Kept> kept = new ConcurrentHashMap<>();
 
     /** Job bodies of the built-in kinds, with HTTP-target jobs switched off. */
@@ -45,7 +50,28 @@ public final class JobSpecs {
      */
     public JobSpecs(WorkloadParser workloads, WorkloadTemplates templates, HttpJobs http, JobHandlers handlers) {
         this.parser = new JobSpecParser(workloads, templates, http, handlers);
+        this.elsewhere = new JobSpecParser(workloads, templates, http, new HandlersElsewhere(handlers));
         this.handlers = handlers;
+    }
+
+    /**
+     * The job store is shared with other nodes, which may have handlers this one lacks: from now
+     * on a handler job for another node is accepted ({@link HandlersElsewhere}). Called by the
+     * job service at its construction.
+     */
+    void shared() {
+        shared = true;
+    }
+
+    /** True if this node can run jobs of handler {@code handler}. */
+    boolean hasHandler(String handler) {
+        return handlers.names().contains(handler);
+    }
+
+    /** True if this node can run the job of {@code spec}: it needs no handler, or one this node has. */
+    boolean runsHere(JobRecord.Spec spec) {
+        String h = spec.handler();
+        return h == null || hasHandler(h);
     }
 
     /** The application's job handlers on this node. */
@@ -59,11 +85,25 @@ public final class JobSpecs {
      * @throws io.gosched.service.error.InvalidRequestException listing every violation
      */
     JobSpec parse(JsonNode body, Instant now) {
-        return parser.parse(body, now);
+        return (shared ? elsewhere : parser).parse(body, now);
     }
 
-    /** The spec of a stored request, parsed again with its submission time as "now". */
+    /**
+     * The spec of a stored request, parsed again with its submission time as "now", for what it
+     * says besides its work (retry policy, channels): in a cluster a handler job may be another
+     * node's, and then its arguments are not read here.
+     */
     JobSpec parse(JobRecord.Spec stored) {
+        return (shared ? elsewhere : parser).parse(stored.request(), stored.submittedAt());
+    }
+
+    /**
+     * The spec of a stored request to run here: a handler job's arguments are bound by this
+     * node's handler ({@link #runsHere} was checked).
+     *
+     * @throws io.gosched.service.error.InvalidRequestException if this node cannot run it as it stands
+     */
+    JobSpec parseToRun(JobRecord.Spec stored) {
         return parser.parse(stored.request(), stored.submittedAt());
     }
 

@@ -43,7 +43,13 @@ public record JobView(String id, JobState state, String name, String template, i
         @Schema(description = "The schedule whose tick made this job (POST /api/v1/schedules); absent for a job a client submitted",
                 nullable = true) String schedule,
         @Schema(description = "The tick of its schedule this job is for; absent for a job a client submitted", nullable = true)
-        Instant scheduledFor) {
+        Instant scheduledFor,
+        @Schema(description = "Why a queued job cannot start now, when something it needs is missing: \"handler NAME\" for a"
+                + " handler job whose handler no running node has (cluster mode; it starts once a node with the handler joins);"
+                + " absent otherwise", nullable = true, example = "handler resize-image") String waitingFor) {
+
+    /** How {@code waitingFor} starts for a handler job whose handler no running node has; the handler's name follows. */
+    public static final String WAITING_FOR_HANDLER = "handler ";
 
     /** A view without dependencies. */
     public JobView(String id, JobState state, String name, String template, int priority, int attempt, int maxAttempts,
@@ -51,7 +57,7 @@ public record JobView(String id, JobState state, String name, String template, i
             Long durationMs, Counters counters, Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
             List<AttemptView> attempts) {
         this(id, state, name, template, priority, attempt, maxAttempts, timeoutMs, submittedAt, notBefore, queuedAt, startedAt,
-                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null, null, null);
+                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null, null, null, null);
     }
 
     /**

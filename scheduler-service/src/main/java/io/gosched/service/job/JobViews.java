@@ -45,13 +45,16 @@ final class JobViews {
     private final GoRuntime runtime;
     private final Clock clock;
     private final ServiceShutdown shutdown;
+    /** True if this node or a present one has the named handler: a queued job of one nobody has says it waits for it. */
+    private final Predicate<String> handlerPresent;
     /** Over a shared store: views name the nodes, and the progress of other nodes' attempts is followed. */
     private final boolean namesNodes;
     /** The latest progress of attempts running on other nodes, by job id (over a shared store only). */
     private final ConcurrentHashMap<String, Live> progress = new ConcurrentHashMap<>();
     private final AutoCloseable progressFeed;
 
-    JobViews(JobStore store, HeldJobs held, GoRuntime runtime, Clock clock, ServiceShutdown shutdown) {
+    JobViews(JobStore store, HeldJobs held, GoRuntime runtime, Clock clock, ServiceShutdown shutdown, Predicate<String> handlerPresent) {
+        this.handlerPresent = handlerPresent;
         this.store = store;
         this.held = held;
         this.runtime = runtime;
@@ -184,7 +187,16 @@ final class JobViews {
                 new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live),
                 Optional.of(leaked(r.id(), leaks)).filter(n -> n > 0).orElse(null), sp.maxGoroutines(),
                 namesNodes ? s.node() : null, result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()), attempts,
-                after(sp.after()), sp.schedule(), sp.scheduledFor());
+                after(sp.after()), sp.schedule(), sp.scheduledFor(), waitingFor(sp, s));
+    }
+
+    /**
+     * What a queued job waits for that is not there: the handler of a handler job no present node
+     * has (read from the node registry as of the last heartbeat or so); null otherwise.
+     */
+    private String waitingFor(JobRecord.Spec sp, JobRecord.Status s) {
+        String h = sp.handler();
+        return h != null && s.state() == JobState.QUEUED && !handlerPresent.test(h) ? JobView.WAITING_FOR_HANDLER + h : null;
     }
 
     /** The jobs of {@code after} with their states as the store has them now (one summary read each). */

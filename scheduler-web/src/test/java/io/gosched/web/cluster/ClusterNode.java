@@ -52,7 +52,13 @@ final class ClusterNode implements AutoCloseable {
 
     /** A node in this JVM. */
     static ClusterNode inJvm(String natsUrl, String id, String... extra) {
+        return inJvm(natsUrl, id, Map.of(), extra);
+    }
+
+    /** A node in this JVM with {@code beans} registered before its context starts (by bean name), as an application adds its own. */
+    static ClusterNode inJvm(String natsUrl, String id, Map<String, Object> beans, String... extra) {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(GoschedApplication.class)
+                .initializers(ctx -> beans.forEach(ctx.getBeanFactory()::registerSingleton))
                 .run(args(natsUrl, id, 0, extra).toArray(String[]::new));
         int port = app.getEnvironment().getProperty("local.server.port", Integer.class);
         return new ClusterNode(id, app, null, null, port);

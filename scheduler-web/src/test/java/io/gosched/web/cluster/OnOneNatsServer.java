@@ -45,6 +45,13 @@ abstract class OnOneNatsServer {
         return n;
     }
 
+    /** A node in this JVM with beans of the test's own (by bean name), as an application adds them. */
+    ClusterNode node(String id, java.util.Map<String, Object> beans, String... extra) {
+        ClusterNode n = ClusterNode.inJvm(nats.url(), id, beans, extra);
+        nodes.add(n);
+        return n;
+    }
+
     /** A node in a JVM of its own, for a test that SIGKILLs it. */
     ClusterNode forked(String id, String... extra) throws Exception {
         ClusterNode n = ClusterNode.forked(dir, nats.url(), id, extra);

@@ -21,4 +21,16 @@ public interface JobNode {
     default boolean isPresent(String nodeId) {
         return true;
     }
+
+    /**
+     * True if a node of the cluster that is present now (this one included) says it has the
+     * application's job handler {@code handler} (in a cluster: the handler names of its entry in
+     * the node registry, as last read, at most about a heartbeat old). A node that lacks a
+     * handler passes the handler's jobs on; while no present node has it, the job stays queued
+     * and its view says {@code waitingFor}. The default (one node) knows of no other node's
+     * handlers: the job service asks its own handlers first.
+     */
+    default boolean hasHandlerSomewhere(String handler) {
+        return false;
+    }
 }

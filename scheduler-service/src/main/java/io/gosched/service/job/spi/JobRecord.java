@@ -222,6 +222,23 @@ public record JobRecord(String id, Spec spec, Status status) {
                     null, counters, lastReceived, null, attempts);
         }
 
+        /**
+         * Back to the queue under the next ticket, untouched, by a node that cannot run the job (a
+         * handler job whose handler it lacks): a queued job keeps its attempts, its queue time and
+         * its place in line; a running one whose lease lapsed (its runner died) has that attempt
+         * recorded as {@value Attempt#LOST}, as a takeover would have counted it.
+         */
+        public Status passedOn(Instant now) {
+            if (state == JobState.RUNNING) {
+                return requeued(now, null, null, null, false);
+            }
+            if (state != JobState.QUEUED) {
+                throw illegal(JobState.QUEUED);
+            }
+            return new Status(JobState.QUEUED, ticket + 1, attempt, attemptBase, node, false, queuedAt, null, null, counters,
+                    lastReceived, null, attempts);
+        }
+
         /** A running job asked to stop: its node sees this and cancels the run's Context. */
         public Status withCancelRequested() {
             if (state != JobState.RUNNING) {
