@@ -85,9 +85,18 @@ public class StarterTestApp {
     @Component
     public static class BlockingHandlers {
 
+        /** How many naps are inside Thread.sleep now, and the most at once. */
+        public final AtomicInteger sleeping = new AtomicInteger();
+        public final AtomicInteger mostSleeping = new AtomicInteger();
+
         @JobHandler(value = "nap", blocking = true, description = "Sleeps on its thread")
         public long nap(Nap args) throws InterruptedException {
-            Thread.sleep(args.ms());
+            mostSleeping.accumulateAndGet(sleeping.incrementAndGet(), Math::max);
+            try {
+                Thread.sleep(args.ms());
+            } finally {
+                sleeping.decrementAndGet();
+            }
             return args.ms();
         }
     }
