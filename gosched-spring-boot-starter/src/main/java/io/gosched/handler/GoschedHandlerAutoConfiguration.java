@@ -3,6 +3,7 @@ package io.gosched.handler;
 import io.gosched.service.config.GoschedServiceAutoConfiguration;
 import io.gosched.service.handler.JobHandlers;
 import jakarta.validation.Validator;
+import org.springdoc.core.customizers.OpenApiCustomizer;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -27,6 +28,12 @@ public class GoschedHandlerAutoConfiguration {
             ObjectProvider<Validator> validator) {
         return new JobHandlerRegistry(beans, json.getIfAvailable(() -> JsonMapper.builder().build()),
                 validator.getIfAvailable(GoschedHandlerAutoConfiguration::defaultValidator));
+    }
+
+    /** The handlers' names and argument schemas in the job bodies of the OpenAPI document. */
+    @Bean
+    public OpenApiCustomizer goschedHandlersOpenApi(JobHandlerRegistry registry) {
+        return new HandlersOpenApi(registry);
     }
 
     private static Validator defaultValidator() {

@@ -35,7 +35,7 @@ class HandlersController {
             JsonNode argsSchema) {}
 
     @GetMapping("/api/v1/handlers")
-    @Operation(summary = "List the application's job handlers",
+    @Operation(operationId = "listHandlers", summary = "List the application's job handlers",
             description = "Each @JobHandler method of the application: its name (POST /api/v1/jobs {\"handler\": name, \"args\": {...}}), "
                     + "whether it blocks, and the JSON Schema of its arguments. Sorted by name; empty when the application has none.")
     List<HandlerView> handlers() {

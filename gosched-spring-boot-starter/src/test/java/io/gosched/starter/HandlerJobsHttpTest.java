@@ -203,12 +203,24 @@ class HandlerJobsHttpTest {
     }
 
     @Test
-    void theOpenApiDocumentShowsTheHandlersEndpoint() {
+    void theOpenApiDocumentShowsTheHandlersAndTheirArguments() {
         // springdoc builds the document at the first call: slow on a busy machine.
         JsonNode doc = JSON.readTree(http.mutate().responseTimeout(Duration.ofSeconds(60)).build().get().uri("/v3/api-docs").exchange().expectStatus().isOk().expectBody().returnResult()
                 .getResponseBody());
         assertThat(doc.get("paths").has("/api/v1/handlers")).isTrue();
         assertThat(doc.get("paths").get("/api/v1/handlers").has("get")).isTrue();
+        JsonNode schemas = doc.get("components").get("schemas");
+        for (String body : List.of("JobSubmission", "JobBatchEntry")) {
+            JsonNode props = schemas.get(body).get("properties");
+            assertThat(props.get("handler").get("enum").valueStream().map(JsonNode::asString).toList()).as(body)
+                    .containsExactly("flaky", "nap", "nothing", "resize-image", "wait-for-cancel");
+            assertThat(props.get("args").get("anyOf").valueStream().map(r -> r.get("$ref").asString()).toList()).as(body)
+                    .contains("#/components/schemas/HandlerArgs.resize-image", "#/components/schemas/HandlerArgs.nap");
+        }
+        JsonNode resize = schemas.get("HandlerArgs.resize-image");
+        assertThat(resize.get("description").asString()).isEqualTo("Scales an image (computes the area, here)");
+        assertThat(resize.get("required").valueStream().map(JsonNode::asString).toList()).containsExactlyInAnyOrder("url", "size");
+        assertThat(resize.get("properties").get("size").get("properties").get("width").get("maximum").asInt()).isEqualTo(4096);
     }
 
 }
