@@ -9,7 +9,7 @@ if [ -x /usr/lib/jvm/temurin-25-jdk-amd64/bin/java ] && { [ -z "${JAVA_HOME:-}" 
 fi
 export PATH="${JAVA_HOME:+$JAVA_HOME/bin:}$PATH"
 jar=scheduler-web/target/scheduler-web-0.1.0-SNAPSHOT.jar
-if [ ! -f "$jar" ] || [ -n "$(find scheduler-core scheduler-api scheduler-web -path '*/src/*' -newer "$jar" -print -quit)" ]; then
+if [ ! -f "$jar" ] || [ -n "$(find scheduler-core scheduler-service scheduler-api scheduler-cluster gosched-spring-boot-starter scheduler-web -path '*/src/*' -newer "$jar" -print -quit)" ]; then
   # package, not install: the reactor hands scheduler-web its sibling modules' jars, and nothing is
   # written into the user's ~/.m2 (where a SNAPSHOT would shadow other checkouts' builds).
   ./mvnw -B -q -ntp -DskipTests package -pl scheduler-web -am

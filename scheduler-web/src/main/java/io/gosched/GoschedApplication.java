@@ -2,24 +2,21 @@ package io.gosched;
 
 import io.gosched.runtime.SafeJvm;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 
 /**
- * The gosched service, assembled: the scheduler-api controllers (jobs, channels, scheduler
- * control), cluster mode when configured, and the telemetry of {@code io.gosched.web} (Micrometer
- * binder, SSE stream, traces, live page at {@code /}).
+ * The stand-alone gosched service: the starter (runtime, the scheduler-api controllers, cluster
+ * mode when configured, telemetry, each from its auto-configuration) plus the built-in workloads
+ * and the live page at {@code /}. Nothing of its own to scan: every part arrives through an
+ * auto-configuration, exactly as in a team's application that adds the starter, so no component
+ * scan is declared (a scan of {@code io.gosched.*} would register the auto-configured classes a
+ * second time).
  *
- * <p>The app sits in the root package, apart from the telemetry it assembles, so the layout says
- * which is which: {@code io.gosched.web.*} is the telemetry module's code, this class is the
- * Boot application and nothing else. Being at the root also lets every {@code @SpringBootTest}
- * below it find it. scheduler-api and scheduler-cluster arrive through their own
- * auto-configurations (scheduler-api owns the {@code GoRuntime} bean and its lifecycle), so the
- * component scan names the telemetry packages alone: scanning {@code io.gosched.api} as well
- * would register its configuration classes twice.
+ * <p>The app sits in the root package so that every {@code @SpringBootTest} below it finds it.
  */
-@SpringBootApplication(scanBasePackages = "io.gosched.web")
-@ConfigurationPropertiesScan("io.gosched.web")
+@SpringBootConfiguration
+@EnableAutoConfiguration
 public class GoschedApplication {
 
     public static void main(String[] args) {

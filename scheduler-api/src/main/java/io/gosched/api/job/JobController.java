@@ -53,15 +53,22 @@ class JobController {
 
     static final String IDEMPOTENCY_KEY = "Idempotency-Key";
 
+    static final String HANDLER = "The name of one of the application's job handlers (GET /api/v1/handlers): the job runs it with args";
+    static final String HANDLER_ARGS = "The handler's arguments, as the argsSchema of GET /api/v1/handlers describes them; checked at "
+            + "submission (422 naming /args/<field>)";
+
     /**
      * The body of a submission as the OpenAPI document describes it; read by {@link JobSpecParser}
      * from the JSON tree, which names every violation by its pointer.
      */
     @Schema(name = "JobSubmission", description = "A job: exactly one of workload (the DSL, see GET /api/v1/workloads), "
-            + "template (a template's name, with params) or http (a call to a target under gosched.jobs.http.allowed-targets)")
+            + "template (a template's name, with params), http (a call to a target under gosched.jobs.http.allowed-targets) or "
+            + "handler (one of the application's job handlers, with args)")
     record Submission(
             @Schema(description = "A workload in the DSL: {\"steps\": [...], \"channels\": [...]?}") Map<String, Object> workload,
             HttpTarget http,
+            @Schema(description = HANDLER) String handler,
+            @Schema(description = HANDLER_ARGS) Object args,
             @Schema(description = "A template's name (GET /api/v1/workloads)", example = "fan-out-fan-in") String template,
             @Schema(description = "The template's parameters") Map<String, Object> params,
             @Schema(description = "The job's deadline per attempt", minimum = "1") Long timeoutMs,
@@ -96,7 +103,8 @@ class JobController {
     record BatchEntry(
             @Schema(description = "A name for this entry, unique in the batch, that another entry's 'after' may use instead of an "
                     + "id (a key wins over a job id of the same spelling)", maxLength = 64, example = "a") String key,
-            Map<String, Object> workload, HttpTarget http, String template, Map<String, Object> params, Long timeoutMs,
+            Map<String, Object> workload, HttpTarget http, @Schema(description = HANDLER) String handler,
+            @Schema(description = HANDLER_ARGS) Object args, String template, Map<String, Object> params, Long timeoutMs,
             Integer priority, Instant notBefore, String name, Retry retry,
             @ArraySchema(maxItems = 100, uniqueItems = true, arraySchema = @Schema(description = "Keys of other entries or ids of "
                     + "existing jobs")) List<String> after) {}

@@ -190,7 +190,7 @@ public final class AccessRules {
         r.add(rule(Access.scope(ApiScope.SCHEDULER_ADMIN), Access.scope(ApiScope.SCHEDULER_ADMIN), paths.actuatorBase() + "/**"));
 
         r.add(rule(Access.scope(ApiScope.JOBS_READ), Access.scope(ApiScope.JOBS_WRITE), "/api/v1/jobs/**", "/api/v1/workloads/**",
-                "/api/v1/schedules/**"));
+                "/api/v1/schedules/**", "/api/v1/handlers"));
         // A select's cases are receives and sends, both writes: it needs what each of them needs alone.
         r.add(rule(Access.scope(ApiScope.CHANNELS_READ), Access.scope(ApiScope.CHANNELS_WRITE), "/api/v1/channels/**", "/api/v1/select"));
         // The memory budget's use is a statistic like the others: any client may see how full it is.

@@ -68,7 +68,9 @@ final class JobSpecParser {
         JsonNode params = body.get("params");
         JsonNode args = body.get("args");
         long timeoutMs = in.integer(body, "", "timeoutMs", 1, limits.maxTimeoutMs(), limits.defaultTimeoutMs(), false);
-        if (args != null && !hasHandler) {
+        // A JSON null is no args, as a null workload, template, http or handler is none: clients
+        // generated from the document send every absent member as null.
+        if (args != null && !args.isNull() && !hasHandler) {
             in.violation("/args", "only goes with 'handler'");
         }
         if ((hasWorkload ? 1 : 0) + (hasTemplate ? 1 : 0) + (hasHttp ? 1 : 0) + (hasHandler ? 1 : 0) != 1) {

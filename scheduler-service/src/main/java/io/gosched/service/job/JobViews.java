@@ -18,6 +18,7 @@ import io.gosched.runtime.GoroutineInfo;
 import io.gosched.service.ServiceShutdown;
 import io.gosched.service.error.NotFoundException;
 import io.gosched.service.job.spi.JobRecord;
+import tools.jackson.databind.node.NullNode;
 import io.gosched.service.job.spi.JobStore;
 import io.gosched.service.job.spi.JobTicket;
 import io.gosched.service.job.spi.Versioned;
@@ -173,6 +174,8 @@ final class JobViews {
                 : Duration.between(s.startedAt(), s.finishedAt() != null ? s.finishedAt() : clock.instant()).toMillis();
         JobView.Result result = s.state() != JobState.SUCCEEDED ? null
                 : JobRecord.Spec.HTTP.equals(sp.kind()) ? new JobView.Result(null, s.lastReceived()) // the target's answer is the result
+                // a handler's return value is the result, JSON null for void or null
+                : sp.handler() != null ? new JobView.Result(null, s.lastReceived() == null ? NullNode.getInstance() : s.lastReceived())
                 : new JobView.Result(s.lastReceived());
         JobRecord.Failure f = s.error();
         // The policy's budget counts from the last manual retry (attemptBase), so the attempt shown never exceeds it.

@@ -31,7 +31,7 @@ class OpenApiNamesTest {
             "streamTelemetry", "listWorkloads", "getLimits", "listGoroutines", "listLeakedGoroutines", "getFlightTrace",
             "listFlightSnapshots", "getFlightSnapshot", "recordTrace",
             "createSchedule", "listSchedules", "getSchedule", "replaceSchedule", "deleteSchedule", "pauseSchedule", "resumeSchedule",
-            "triggerSchedule", "submitJobBatch");
+            "triggerSchedule", "submitJobBatch", "listHandlers");
     static final Set<String> TAGS = Set.of("Jobs", "Channels", "Scheduler", "Workloads", "Limits", "Debug", "Trace",
             "Schedules");
 

@@ -154,6 +154,7 @@ abstract class ReadmeContract {
             expect(wrong, c.call("GET", "/api/v1/scheduler/schedtrace", null), 200);
             expect(wrong, c.call("GET", "/api/v1/scheduler/schedtrace?detail=true", null), 200);
             expect(wrong, c.call("GET", "/api/v1/limits", null), 200);
+            expect(wrong, c.call("GET", "/api/v1/handlers", null), 200); // the starter's: none in the stand-alone service
             expect(wrong, c.call("GET", "/api/v1/debug/goroutines", null), 200);
             expect(wrong, c.call(new Curl("GET", "/api/v1/debug/goroutines", Map.of("Accept", "text/plain"), null, "dump as text")), 200);
             expect(wrong, c.call("GET", "/api/v1/debug/goroutines/leaked", null), 200);

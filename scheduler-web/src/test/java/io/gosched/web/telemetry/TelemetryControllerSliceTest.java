@@ -33,7 +33,7 @@ import tools.jackson.databind.json.JsonMapper;
  * beyond the open-stream bound is a 429.
  */
 @WebFluxTest(controllers = TelemetryController.class)
-@Import({ApiExceptionHandler.class, TelemetryControllerSliceTest.Stream.class})
+@Import({TelemetryController.class, ApiExceptionHandler.class, TelemetryControllerSliceTest.Stream.class})
 class TelemetryControllerSliceTest {
 
     static final VirtualTimeScheduler CLOCK = VirtualTimeScheduler.create();

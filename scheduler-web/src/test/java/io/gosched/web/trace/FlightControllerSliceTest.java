@@ -33,7 +33,7 @@ import tools.jackson.databind.json.JsonMapper;
  * over the whole app.
  */
 @WebFluxTest(controllers = FlightController.class)
-@Import({ApiExceptionHandler.class, FlightControllerSliceTest.Recorders.class})
+@Import({FlightController.class, ApiExceptionHandler.class, FlightControllerSliceTest.Recorders.class})
 class FlightControllerSliceTest {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();

@@ -27,7 +27,7 @@ import reactor.core.publisher.Mono;
  * starts a recording. {@code TraceControllerTest} records real traces over the whole app.
  */
 @WebFluxTest(controllers = TraceController.class)
-@Import({ApiExceptionHandler.class, WireEnums.Formatters.class})
+@Import({TraceController.class, ApiExceptionHandler.class, WireEnums.Formatters.class})
 class TraceControllerSliceTest {
 
     @Autowired

@@ -1,0 +1,35 @@
+package io.gosched.handler;
+
+import java.time.Instant;
+import java.util.Optional;
+
+import io.gosched.context.Context;
+
+/**
+ * What a {@link JobHandler} method knows of the attempt it runs in; declare a parameter of this
+ * type to get it. Valid for the attempt's duration, from the attempt's goroutine and any goroutine
+ * it starts.
+ */
+public interface JobContext {
+
+    /**
+     * The job's id: the same on every attempt, so a handler whose effect must happen once can
+     * deduplicate by it (jobs run at least once: a retry, or a node lost mid-attempt, runs it again).
+     */
+    String jobId();
+
+    /** The attempt's number, 1 for the first. */
+    int attempt();
+
+    /**
+     * Cancelled when the job is cancelled ({@code DELETE /api/v1/jobs/{id}}), its {@code timeoutMs}
+     * passes or the service shuts down: select on {@code context().done()} next to the handler's
+     * own channels, or check {@code context().err()} between steps of a long computation.
+     */
+    Context context();
+
+    /** The attempt's deadline (the job's {@code timeoutMs} from the attempt's start), if it has one. */
+    default Optional<Instant> deadline() {
+        return context().deadline();
+    }
+}
