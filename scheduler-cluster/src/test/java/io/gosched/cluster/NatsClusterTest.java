@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.gosched.service.job.spi.JobLease;
 import io.gosched.service.job.spi.JobRecord;
@@ -16,6 +17,7 @@ import io.gosched.cluster.channel.NatsChannelDirectory;
 import io.gosched.cluster.job.NatsJobQueue;
 import io.gosched.cluster.job.NatsJobStore;
 import io.gosched.cluster.testing.NatsCluster;
+import io.gosched.testing.Await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -125,6 +127,40 @@ class NatsClusterTest {
             got = b.pull(1, Duration.ofMillis(500));
         }
         assertThat(got).as("the other node takes the ticket\n" + cluster.logTail()).hasSize(1);
+        got.get(0).complete();
+    }
+
+    /**
+     * A node started while none of the three servers runs yet (they come up later, as after a
+     * power cut where the nodes boot first): it keeps trying to connect, then to provision, and
+     * comes up once the servers have formed their cluster, within its connect timeout.
+     */
+    @Test
+    void aNodeStartedBeforeTheServersComesUpWhenTheyStart() throws Exception {
+        cluster = NatsCluster.startForming(dir, 3);
+        cluster.kill(); // each keeps its port: the node is given the addresses where nothing answers yet
+        nodes = new TestNodes(cluster);
+        CompletableFuture<NatsJobQueue> starting = CompletableFuture.supplyAsync(() -> {
+            ClusterProperties p = new ClusterProperties(new ClusterProperties.Nats(cluster.url()), "early", Duration.ofSeconds(2), 3, 3,
+                    Duration.ofSeconds(90), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64),
+                    DataSize.ofMegabytes(64));
+            ClusterConnection conn = nodes.connect(p);
+            ClusterNodes registry = nodes.track(ClusterNodes.start(conn));
+            nodes.track(NatsJobStore.start(conn));
+            nodes.track(NatsChannelDirectory.start(conn, registry));
+            return nodes.track(NatsJobQueue.start(conn, new ClusterMetrics(new SimpleMeterRegistry(), "early"), Clock.systemUTC()));
+        });
+        assertThat(Await.holdsWithin(Duration.ofSeconds(3), starting::isDone))
+                .as("the node waits for the servers instead of giving up (or failing)").isFalse();
+        cluster.restart();
+        NatsJobQueue q = starting.get(120, TimeUnit.SECONDS);
+        q.enqueue(JobTicket.first("job-1", 5, null));
+        List<JobLease> got = List.of();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (got.isEmpty() && System.nanoTime() < deadline) {
+            got = q.pull(1, Duration.ofMillis(500));
+        }
+        assertThat(got).as("the node works on the cluster\n" + cluster.logTail()).hasSize(1);
         got.get(0).complete();
     }
 }

@@ -24,11 +24,13 @@ import io.gosched.cluster.Provisioning;
 import io.nats.client.Dispatcher;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.KeyValue;
+import io.nats.client.Message;
 import io.nats.client.Subscription;
 import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.KeyValueEntry;
 import io.nats.client.api.KeyValueOperation;
 import io.nats.client.api.KeyValueWatcher;
+import io.nats.client.api.MessageInfo;
 import io.nats.client.api.StorageType;
 import io.nats.client.impl.NatsKeyValueWatchSubscription;
 import org.apache.commons.logging.Log;
@@ -57,6 +59,10 @@ import org.apache.commons.logging.LogFactory;
 public final class NatsJobStore implements JobStore, AutoCloseable {
 
     private static final Log log = LogFactory.getLog(NatsJobStore.class);
+    /** nats-server's "no message found" (errors.json JSNoMessageFoundErr): the leader has no entry for the key. */
+    static final int NO_MESSAGE_FOUND = 10037;
+    /** As long as the connection's other JetStream requests may take. */
+    private static final Duration LEADER_READ_TIMEOUT = Duration.ofSeconds(5);
     /** nats-server's "wrong last sequence": the compare-and-set lost (errors.json JSStreamWrongLastSequenceErrF). */
     static final int WRONG_LAST_SEQUENCE = 10071;
 
@@ -176,12 +182,50 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
     public Optional<Versioned<JobRecord>> get(String id) {
         conn.check();
         try {
-            return versioned(jobs.get(id));
+            KeyValueEntry e = jobs.get(id);
+            return versioned(e != null ? e : fromLeader(id));
         } catch (JetStreamApiException e) {
             throw refused("read of job " + id, e);
         } catch (IOException | IllegalStateException e) {
             throw conn.translate("read of job " + id, e);
         }
+    }
+
+    /**
+     * The key's latest entry as the bucket stream's leader has it, or null when it has none: asked
+     * when a read found no record. A KV get is a direct get, which any replica answers (jnats sets
+     * {@code allow_direct} on every bucket), and after a leader change or a server's return a
+     * replica catching up answers "no such key" for records acknowledged seconds before. A claim
+     * that reads no record hands its ticket back for another look, each a delivery: a ticket whose
+     * record stayed unseen that long ran out of deliveries and its accepted job failed as
+     * {@code lost} (seen in the NATS fault test). A plain message get ({@code STREAM.MSG.GET},
+     * which jnats turns into a direct get for such a stream, hence the request by hand) is
+     * answered by the leader only; one round trip more, for misses only.
+     */
+    private KeyValueEntry fromLeader(String id) throws IOException, JetStreamApiException {
+        byte[] request = ("{\"last_by_subj\":\"$KV." + ClusterLayout.JOBS_BUCKET + "." + id + "\"}")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Message reply;
+        try {
+            reply = conn.nats().request("$JS.API.STREAM.MSG.GET.KV_" + ClusterLayout.JOBS_BUCKET, request, LEADER_READ_TIMEOUT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while reading job " + id + " from the leader", e);
+        }
+        if (reply == null) {
+            throw new IOException("Timeout or no response waiting for the leader of the job records");
+        }
+        if (reply.isStatusMessage()) {
+            throw new IOException("the job records' leader: " + reply.getStatus());
+        }
+        MessageInfo info = new MessageInfo(reply);
+        if (info.hasError()) {
+            if (info.getApiErrorCode() == NO_MESSAGE_FOUND) {
+                return null;
+            }
+            info.throwOnHasError();
+        }
+        return new KeyValueEntry(info);
     }
 
     @Override

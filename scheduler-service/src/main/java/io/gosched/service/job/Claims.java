@@ -61,6 +61,15 @@ final class Claims {
      * node without it looks at it again this often (a compare-and-set and a publish each time).
      */
     static final Duration PASS_ON_NOWHERE = Duration.ofSeconds(5);
+    /**
+     * The first wait of a ticket handed back because the store or the queue did not answer its
+     * claim; it doubles with each delivery, up to the lease time. A stream between two leaders
+     * (a NATS server died, or its leader stepped down) answers "no responders" at once, for a
+     * second or more: handed back without a wait, a ticket went through its max-deliver
+     * deliveries within milliseconds and its accepted job failed as {@code lost} (seen in the
+     * NATS fault test). With the waits, five deliveries span 1 + 2 + 4 + 8 s (lease time 30 s).
+     */
+    static final Duration UNANSWERED_FIRST_WAIT = Duration.ofSeconds(1);
 
     /** What reading a pulled lease's record decided. */
     sealed interface Pulled {
@@ -178,7 +187,7 @@ final class Claims {
                 case null -> specs.holds(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
             };
         } catch (BackendException e) {
-            Leases.release(lease);
+            releaseUnanswered(lease);
             return DONE;
         }
         if (cur.isPresent() && orphanedRetry(cur.get().value(), t)) {
@@ -189,7 +198,7 @@ final class Claims {
                 queue.enqueue(t.next(q.status().queuedAt().plusMillis(specs.parse(q.spec())
                         .retry().backoffBefore(q.status().attempt() + 1))));
             } catch (BackendException e) {
-                Leases.release(lease);
+                releaseUnanswered(lease);
                 return DONE;
             }
             Leases.complete(lease);
@@ -206,7 +215,7 @@ final class Claims {
             try {
                 cur = store.get(t.jobId());
             } catch (BackendException e) {
-                Leases.release(lease);
+                releaseUnanswered(lease);
                 return DONE;
             }
         }
@@ -314,6 +323,17 @@ final class Claims {
      * @return true if it landed (the job runs, or runs cancelled if it was abandoned meanwhile); false if the job was
      *         dropped (its record moved on) or abandoned (no answer: its ticket went back)
      */
+    /** Hands back a ticket the store or the queue did not answer for, after {@link #unansweredWait}. */
+    private void releaseUnanswered(JobLease lease) {
+        Leases.release(lease, unansweredWait(lease.delivery(), queue.leaseTime()));
+    }
+
+    /** {@link #UNANSWERED_FIRST_WAIT}, doubled for each delivery after the first, at most {@code leaseTime}. */
+    static Duration unansweredWait(int delivery, Duration leaseTime) {
+        long ms = UNANSWERED_FIRST_WAIT.toMillis() << Math.min(20, Math.max(0, delivery - 1));
+        return Duration.ofMillis(Math.min(ms, leaseTime.toMillis()));
+    }
+
     boolean claim(HeldJob l) {
         Instant now = clock.instant();
         JobLease lease = l.lease;
@@ -329,7 +349,7 @@ final class Claims {
             if (!storeHere) {
                 chores.claimUnanswered(lease.ticket());
             }
-            Leases.release(lease);
+            releaseUnanswered(lease);
             return false;
         }
         if (!u.applied()) {

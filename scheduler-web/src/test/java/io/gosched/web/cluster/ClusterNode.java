@@ -107,6 +107,10 @@ final class ClusterNode implements AutoCloseable {
         }
     }
 
+    int port() {
+        return port;
+    }
+
     <T> T bean(Class<T> type) {
         return app.getBean(type);
     }
