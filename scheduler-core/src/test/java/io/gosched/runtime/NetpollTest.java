@@ -58,28 +58,37 @@ class NetpollTest {
         try (GoRuntime rt = GoRuntime.start(SchedulerConfig.builder().gomaxprocs(2).build())) {
             Pipe pipe = Pipe.open();
             pipe.source().configureBlocking(false);
-            CountDownLatch got = new CountDownLatch(1);
+            int rounds = 3;
+            java.util.concurrent.atomic.AtomicInteger got = new java.util.concurrent.atomic.AtomicInteger();
             rt.go(() -> {
                 try (PollDesc pd = PollDesc.open(pipe.source())) {
                     ByteBuffer b = ByteBuffer.allocate(1);
-                    while (pipe.source().read(b) == 0) {
-                        pd.waitRead();
+                    for (int i = 0; i < rounds; i++) {
+                        b.clear();
+                        while (pipe.source().read(b) == 0) {
+                            pd.waitRead();
+                        }
+                        got.incrementAndGet();
                     }
-                    got.countDown();
                 } catch (Exception e) {
                     throw new RuntimeException(e);
                 }
             });
-            // The reader parks (its M does not block: it runs the scheduler). Awaited, not slept
-            // for: at load 14 the goroutine had not reached its park 50 ms after rt.go. Waiting
-            // alone is not enough: a goroutine not yet run counts as waiting too, and then the
-            // write comes first and the reader never parks (seen: schedules=1, netpollReady=0).
-            GoTesting.await("the reader parks", () -> {
-                SchedStats s = rt.stats();
-                return s.schedules() >= 1 && s.goroutinesByState().waiting() == 1 && s.goroutinesByState().runnable() == 0;
-            });
-            pipe.sink().write(ByteBuffer.wrap(new byte[] {1}));
-            assertTrue(got.await(10, TimeUnit.SECONDS));
+            // One byte per round, each written once the reader waits again. Awaited, not slept for
+            // (at load 14 the goroutine had not reached its park 50 ms after rt.go). In the first
+            // round "waiting" may still be the descriptor's opening rather than the read's park,
+            // and then the byte is there before the reader parks (seen: schedules=1,
+            // netpollReady=0, under a CI's load); from the second round on the reader has nothing
+            // else to wait in, so at least one wake-up comes through the poller.
+            for (int i = 1; i <= rounds; i++) {
+                GoTesting.await("the reader waits", () -> {
+                    SchedStats s = rt.stats();
+                    return s.schedules() >= 1 && s.goroutinesByState().waiting() == 1 && s.goroutinesByState().runnable() == 0;
+                });
+                pipe.sink().write(ByteBuffer.wrap(new byte[] {(byte) i}));
+                int round = i;
+                GoTesting.await("the reader read byte " + i, () -> got.get() >= round);
+            }
             // Counted after the ready goroutines are injected: it may trail the wake-up a moment.
             GoTesting.await("netpollReady > 0", () -> rt.stats().netpollReady() > 0);
             pipe.sink().close();
