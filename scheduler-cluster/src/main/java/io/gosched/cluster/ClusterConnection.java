@@ -261,6 +261,17 @@ public final class ClusterConnection implements AutoCloseable {
 
     @Override
     public void close() {
+        // Acks are sent without waiting for the server (NatsJobLease.complete): flush what is
+        // still buffered, so a node stopped gracefully leaves no ticket to come back stale.
+        if (nc.getStatus() == Connection.Status.CONNECTED) {
+            try {
+                nc.flush(Duration.ofSeconds(2));
+            } catch (TimeoutException e) {
+                log.debug("flush before close timed out; unsent acks bring their tickets back stale", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         closeQuietly();
     }
 

@@ -1,7 +1,6 @@
 package io.gosched.cluster.job;
 
 import java.time.Duration;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -11,7 +10,7 @@ import io.gosched.cluster.ClusterConnection;
 import io.nats.client.Message;
 
 /**
- * A pulled ticket message of {@code GOSCHED_JOBS}: complete is an ack confirmed by the server,
+ * A pulled ticket message of {@code GOSCHED_JOBS}: complete is an ack the node does not wait for,
  * release a nak with delay; while open, {@link LeaseRenewer} sends its in-progress acks.
  */
 final class NatsJobLease implements JobLease {
@@ -54,9 +53,14 @@ final class NatsJobLease implements JobLease {
     public void complete() {
         end();
         conn.check();
+        // A plain ack, not one the server confirms: the engine does nothing with a confirmation
+        // (Leases.complete only logs a failure), and an ack the server never gets costs what a
+        // confirmed ack lost to a server killed before it wrote its consumer state costs already:
+        // the ticket comes back after the ack wait, its record final or naming a newer ticket, and
+        // the claim drops it as stale. Waiting for the +OK was a round trip and a message per job.
         try {
-            message.ackSync(Duration.ofSeconds(5));
-        } catch (TimeoutException | InterruptedException | IllegalStateException e) {
+            message.ack();
+        } catch (IllegalStateException e) {
             throw conn.translate("ack of job " + ticket.jobId(), e);
         }
     }

@@ -26,7 +26,9 @@ public interface JobLease {
 
     /**
      * Removes the ticket from the queue for good: the job finished, was requeued under a new
-     * ticket, or the ticket was stale. Waits for the queue to confirm.
+     * ticket, or the ticket was stale. Need not wait for the queue to confirm: the protocol never
+     * relies on it, since a completion the queue does not get brings the ticket back after the ack
+     * wait, and its claim then finds it stale.
      *
      * @throws io.gosched.service.error.BackendUnavailableException if the queue cannot be reached; the
      *         lease then lapses and the ticket comes back, which the claim protocol treats as stale
