@@ -1,5 +1,8 @@
 package io.gosched.handler;
 
+import java.time.Instant;
+import java.util.function.Consumer;
+
 import io.gosched.context.Context;
 import io.gosched.runtime.Go;
 import io.gosched.service.job.spi.JobRecord;
@@ -40,7 +43,7 @@ final class HandlerTask implements Task {
         if (ctx.err() != null) {
             return new Outcome.Cancelled();
         }
-        Attempt attempt = new Attempt(call.jobId(), call.attempt(), ctx);
+        Attempt attempt = new Attempt(call.jobId(), call.attempt(), ctx, call.progress());
         Object value;
         try {
             if (handler.blocking) {
@@ -95,6 +98,12 @@ final class HandlerTask implements Task {
         }
     }
 
-    /** The JobContext of one attempt. */
-    private record Attempt(String jobId, int attempt, Context context) implements JobContext {}
+    /** The JobContext of one attempt; its reports go to the attempt's run. */
+    private record Attempt(String jobId, int attempt, Context context, Consumer<JobRecord.Report> reports) implements JobContext {
+
+        @Override
+        public void progress(double fraction, String message) {
+            reports.accept(JobRecord.Report.of(fraction, message, Instant.now()));
+        }
+    }
 }

@@ -32,4 +32,21 @@ public interface JobContext {
     default Optional<Instant> deadline() {
         return context().deadline();
     }
+
+    /**
+     * Reports how far the job has got: shown as the job's {@code progress} ({@code GET /api/v1/jobs/{id}},
+     * a {@code progress} event on its {@code events} stream) while it runs, and its last report kept
+     * after it ends. Cheap enough to call in a loop: it replaces one reference, and the service sends
+     * the latest report a few times a second at most (reports in between are never seen: the last
+     * one wins). Any goroutine of the attempt may call it.
+     *
+     * @param fraction  how much is done, 0 to 1 ({@code Double.NaN} for unknown); a value outside is clamped
+     * @param message   what it is doing, or null; cut to its first 200 characters
+     */
+    void progress(double fraction, String message);
+
+    /** Reports what the job is doing, without a fraction: {@code progress(Double.NaN, message)}. */
+    default void progress(String message) {
+        progress(Double.NaN, message);
+    }
 }

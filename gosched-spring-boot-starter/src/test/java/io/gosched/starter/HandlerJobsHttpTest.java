@@ -3,16 +3,21 @@ package io.gosched.starter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.gosched.testing.Await;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,6 +38,9 @@ class HandlerJobsHttpTest {
 
     @Autowired
     StarterTestApp.ImageHandlers handlers;
+
+    @Autowired
+    StarterTestApp.ProgressHandlers progressHandlers;
 
     private JsonNode submit(String body) {
         byte[] answer = http.post().uri("/api/v1/jobs").contentType(MediaType.APPLICATION_JSON).bodyValue(body).exchange()
@@ -88,6 +96,55 @@ class HandlerJobsHttpTest {
         assertThat(result.get("goroutine").asBoolean()).as("the body runs in a goroutine").isTrue();
         // The record keeps the kind other parts route and count by.
         assertThat(done.toString()).doesNotContain("lastReceived");
+    }
+
+    @Test
+    void aHandlersProgressShowsInItsViewAndEventsWhileItRunsAndItsLastReportStaysAfterItEnds() {
+        String key = UUID.randomUUID().toString();
+        String longMessage = "x".repeat(150) + "y".repeat(100); // 250 characters: the view keeps the first 200
+        String id = submit("""
+                {"handler": "steps", "args": {"key": "%s", "message": "%s"}}""".formatted(key, longMessage)).get("id").asString();
+        List<ServerSentEvent<String>> events = new CopyOnWriteArrayList<>();
+        Disposable stream = http.get().uri("/api/v1/jobs/" + id + "/events").accept(MediaType.TEXT_EVENT_STREAM).exchange()
+                .expectStatus().isOk().returnResult(new ParameterizedTypeReference<ServerSentEvent<String>>() {}).getResponseBody()
+                .subscribe(events::add);
+        try {
+            // Running, its stream open, nothing reported yet: a report from now on is a change the stream must send.
+            Await.until("the stream saw it running", () -> events.stream().anyMatch(ev -> ev.data() != null
+                    && JSON.readTree(ev.data()).get("state").asString().equals("running")));
+            assertThat(job(id).has("progress")).isFalse();
+            StarterTestApp.ProgressHandlers.gate(progressHandlers.report, key).countDown();
+            // Held at the second gate: the report made before it is the job's progress, live.
+            JsonNode running = Await.value("the report before the gate shows", Duration.ofSeconds(30), () -> {
+                JsonNode j = job(id);
+                return j.has("progress") && j.get("progress").get("fraction").asDouble() == 0.5 ? j : null;
+            });
+            assertThat(running.get("state").asString()).isEqualTo("running");
+            JsonNode p = running.get("progress");
+            assertThat(p.get("message").asString()).isEqualTo(longMessage.substring(0, 200));
+            assertThat(Instant.parse(p.get("at").asString())).isBetween(Instant.parse(running.get("startedAt").asString()), Instant.now());
+            // ... and a progress event of its stream, while the counters stand still.
+            ServerSentEvent<String> e = Await.value("a progress event with the report", Duration.ofSeconds(30), () -> events.stream()
+                    .filter(ev -> "progress".equals(ev.event()) && JSON.readTree(ev.data()).has("progress")).findFirst().orElse(null));
+            JsonNode evp = JSON.readTree(e.data()).get("progress");
+            assertThat(evp.get("fraction").asDouble()).isEqualTo(0.5);
+            assertThat(evp.get("message").asString()).isEqualTo(longMessage.substring(0, 200));
+        } finally {
+            StarterTestApp.ProgressHandlers.gate(progressHandlers.report, key).countDown();
+            StarterTestApp.ProgressHandlers.gate(progressHandlers.release, key).countDown();
+        }
+        // The report made just before it returned stays: written with the attempt's end.
+        JsonNode done = ended(id);
+        assertThat(done.get("state").asString()).as(done.toString()).isEqualTo("succeeded");
+        JsonNode last = done.get("progress");
+        assertThat(last).as(done.toString()).isNotNull();
+        assertThat(last.get("message").asString()).isEqualTo("done, 3 of 3 written");
+        assertThat(last.has("fraction")).as("a report without a fraction has none").isFalse();
+        Await.until("the stream ended with the job", () -> events.stream().anyMatch(ev -> ev.data() != null
+                && JSON.readTree(ev.data()).get("state").asString().equals("succeeded")));
+        stream.dispose();
+        // A job that reports nothing has no progress.
+        assertThat(ended(submit("{\"handler\": \"nothing\"}").get("id").asString()).has("progress")).isFalse();
     }
 
     @Test
@@ -175,7 +232,7 @@ class HandlerJobsHttpTest {
         JsonNode list = JSON.readTree(http.get().uri("/api/v1/handlers").exchange().expectStatus().isOk().expectBody().returnResult()
                 .getResponseBody());
         assertThat(list.valueStream().map(h -> h.get("name").asString()).toList())
-                .containsExactly("flaky", "nap", "nothing", "resize-image", "wait-for-cancel");
+                .containsExactly("flaky", "nap", "nothing", "resize-image", "steps", "wait-for-cancel");
         JsonNode resize = list.valueStream().filter(h -> h.get("name").asString().equals("resize-image")).findFirst().orElseThrow();
         assertThat(resize.get("blocking").asBoolean()).isFalse();
         assertThat(resize.get("description").asString()).isEqualTo("Scales an image (computes the area, here)");
@@ -213,7 +270,7 @@ class HandlerJobsHttpTest {
         for (String body : List.of("JobSubmission", "JobBatchEntry")) {
             JsonNode props = schemas.get(body).get("properties");
             assertThat(props.get("handler").get("enum").valueStream().map(JsonNode::asString).toList()).as(body)
-                    .containsExactly("flaky", "nap", "nothing", "resize-image", "wait-for-cancel");
+                    .containsExactly("flaky", "nap", "nothing", "resize-image", "steps", "wait-for-cancel");
             assertThat(props.get("args").get("anyOf").valueStream().map(r -> r.get("$ref").asString()).toList()).as(body)
                     .contains("#/components/schemas/HandlerArgs.resize-image", "#/components/schemas/HandlerArgs.nap");
         }

@@ -3,6 +3,8 @@ package io.gosched.starter;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.gosched.handler.JobContext;
@@ -78,6 +80,40 @@ public class StarterTestApp {
 
         @JobHandler("nothing")
         public void nothing() {
+        }
+    }
+
+    public record Steps(@NotBlank String key, String message) {}
+
+    /**
+     * Waits on its thread (it is marked blocking) until the test lets it report, reports, waits
+     * again until the test releases it, then reports once more and returns at once: that last
+     * report can only reach the view through the attempt's final write.
+     */
+    @Component
+    public static class ProgressHandlers {
+
+        /** Counted down by the test, by key: hold the handler at known points, before its reports and after. */
+        public final Map<String, CountDownLatch> report = new ConcurrentHashMap<>();
+        public final Map<String, CountDownLatch> release = new ConcurrentHashMap<>();
+
+        public static CountDownLatch gate(Map<String, CountDownLatch> gates, String key) {
+            return gates.computeIfAbsent(key, k -> new CountDownLatch(1));
+        }
+
+        @JobHandler(value = "steps", blocking = true)
+        public String steps(Steps args, JobContext ctx) throws InterruptedException {
+            if (!gate(report, args.key()).await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never let report");
+            }
+            CountDownLatch gate = gate(release, args.key());
+            ctx.progress(0.25, "starting");
+            ctx.progress(0.5, args.message()); // the last report before the wait: the one the view must show
+            if (!gate.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never released");
+            }
+            ctx.progress("done, 3 of 3 written");
+            return "ok";
         }
     }
 

@@ -352,7 +352,11 @@ final class Chores {
         return mine == null || mine.ticket != t.number(); // held: taken again under a later delivery
     }
 
-    /** Sends the live counters of the attempts running here that moved since the last round. Executed only by the chores thread. */
+    /**
+     * Sends the live counters and progress report of the attempts running here that moved since
+     * the last round: at most one message per attempt per round, whatever an attempt reports in
+     * between (the last report of the round wins). Executed only by the chores thread.
+     */
     private void publishProgress() {
         assert onChoresThread();
         for (HeldJob l : held.all()) {
@@ -361,10 +365,13 @@ final class Chores {
                 continue;
             }
             JobRecord.Counters c = new JobRecord.Counters(r.goroutinesSpawned(), r.messagesSent(), r.messagesReceived(), r.stepsRun());
-            if (!c.equals(l.lastPublished)) {
+            JobRecord.Report report = r.report();
+            // A report is compared by identity: each one is a new object, and reports between two rounds coalesce into the last.
+            if (!c.equals(l.lastPublished) || report != l.lastReport) {
                 l.lastPublished = c;
+                l.lastReport = report;
                 try {
-                    store.publishProgress(new JobStore.Progress(l.id, l.attempt, c, r.liveGoroutines()));
+                    store.publishProgress(new JobStore.Progress(l.id, l.attempt, c, r.liveGoroutines(), report));
                 } catch (RuntimeException e) {
                     log.debug("progress of " + l.id + " dropped", e);
                 }

@@ -94,7 +94,8 @@ final class Finisher {
                     return;
                 }
                 try {
-                    if (write(l, outcome, retry, notBefore, counters, run == null ? null : run.lastReceived(), failure)) {
+                    if (write(l, outcome, retry, notBefore, counters, run == null ? null : run.lastReceived(), failure,
+                            run == null ? null : run.report())) {
                         Leases.complete(l.lease);
                     } else {
                         l.lease.abandon(); // another node holds the job now
@@ -120,7 +121,7 @@ final class Finisher {
 
     /** The fenced compare-and-set of an attempt's outcome; false when the record names another attempt. */
     private boolean write(HeldJob l, JobState outcome, boolean retry, Instant notBefore, JobRecord.Counters counters, JsonNode received,
-            JobRecord.Failure failure) {
+            JobRecord.Failure failure, JobRecord.Report report) {
         Instant now = clock.instant();
         UnaryOperator<JobRecord> change = r -> {
             JobRecord.Status s = r.status();
@@ -128,9 +129,9 @@ final class Finisher {
                 return null;
             }
             if (retry && s.attemptsLeft(r.spec().maxAttempts())) {
-                return r.withStatus(s.requeued(now, counters, received, failure, false));
+                return r.withStatus(s.requeued(now, counters, received, failure, false).withProgress(report));
             }
-            return r.withStatus(s.finished(outcome, now, counters, received, failure));
+            return r.withStatus(s.finished(outcome, now, counters, received, failure).withProgress(report));
         };
         JobStore.Update u = store.update(l.id, l.read, change);
         if (!u.applied()) {

@@ -125,6 +125,8 @@ final class HeldJob {
     volatile java.util.Map<String, tools.jackson.databind.JsonNode> results = java.util.Map.of();
     /** The counters the chores last published for it. Touched only by the chores thread. */
     JobRecord.Counters lastPublished;
+    /** The progress report the chores last published for it. Touched only by the chores thread. */
+    JobRecord.Report lastReport;
     /** The record as this node last read (the pull) or wrote (the claim) it: where the next compare-and-set starts. */
     volatile Versioned<JobRecord> read;
 

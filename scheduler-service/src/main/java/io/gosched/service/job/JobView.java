@@ -46,7 +46,10 @@ public record JobView(String id, JobState state, String name, String template, i
         Instant scheduledFor,
         @Schema(description = "Why a queued job cannot start now, when something it needs is missing: \"handler NAME\" for a"
                 + " handler job whose handler no running node has (cluster mode; it starts once a node with the handler joins);"
-                + " absent otherwise", nullable = true, example = "handler resize-image") String waitingFor) {
+                + " absent otherwise", nullable = true, example = "handler resize-image") String waitingFor,
+        @Schema(description = "What the job's code last said of its progress (a handler's JobContext.progress): live while an"
+                + " attempt runs (a few times a second at most), then the last report of the last attempt that made one, kept"
+                + " after the job ends; absent when none was made", nullable = true) Progress progress) {
 
     /** How {@code waitingFor} starts for a handler job whose handler no running node has; the handler's name follows. */
     public static final String WAITING_FOR_HANDLER = "handler ";
@@ -57,8 +60,25 @@ public record JobView(String id, JobState state, String name, String template, i
             Long durationMs, Counters counters, Integer leakedGoroutines, long maxGoroutines, String node, Result result, Error error,
             List<AttemptView> attempts) {
         this(id, state, name, template, priority, attempt, maxAttempts, timeoutMs, submittedAt, notBefore, queuedAt, startedAt,
-                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null, null, null, null);
+                finishedAt, durationMs, counters, leakedGoroutines, maxGoroutines, node, result, error, attempts, null, null, null, null,
+                null);
     }
+
+    /**
+     * What the job's code last reported of its progress.
+     *
+     * @param fraction  how much is done, 0 to 1; absent when unknown
+     * @param message   what it is doing (at most 200 characters); absent when none
+     * @param at        when it was reported
+     */
+    @Schema(name = "JobProgress", requiredProperties = "at")
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Progress(
+            @Schema(description = "How much is done, 0 to 1; absent when unknown", minimum = "0", maximum = "1", nullable = true)
+            Double fraction,
+            @Schema(description = "What it is doing, at most 200 characters; absent when none", maxLength = 200, nullable = true)
+            String message,
+            @Schema(description = "When it was reported") Instant at) {}
 
     /**
      * One job of {@code after} and where it stands.

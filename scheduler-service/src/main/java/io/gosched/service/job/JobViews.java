@@ -159,15 +159,19 @@ final class JobViews {
         JobRecord.Status s = r.status();
         JobRecord.Counters c = s.counters();
         int live = 0;
+        // The record's report is the last one of an attempt that ended; a running attempt's own, once it made one, is newer.
+        JobRecord.Report report = s.progress();
         if (s.state() == JobState.RUNNING) {
             HeldJob l = held.get(r.id());
             Run run = l == null ? null : l.run;
             if (run != null && l.attempt == s.attempt()) {
                 c = c.plus(new JobRecord.Counters(run.goroutinesSpawned(), run.messagesSent(), run.messagesReceived(), run.stepsRun()));
                 live = run.liveGoroutines();
+                report = run.report() != null ? run.report() : report;
             } else if (progress != null && progress.attempt() == s.attempt()) {
                 c = c.plus(progress.counters());
                 live = progress.liveGoroutines();
+                report = progress.report() != null ? progress.report() : report;
             }
         }
         Long durationMs = s.startedAt() == null ? null
@@ -190,7 +194,8 @@ final class JobViews {
                 new JobView.Counters(c.goroutinesSpawned(), c.messagesSent(), c.messagesReceived(), c.stepsRun(), live),
                 Optional.of(leaked(r.id(), leaks)).filter(n -> n > 0).orElse(null), sp.maxGoroutines(),
                 namesNodes ? s.node() : null, result, f == null ? null : new JobView.Error(f.reason(), f.pointer(), f.detail()), attempts,
-                after(sp.after()), sp.schedule(), sp.scheduledFor(), waitingFor(sp, s));
+                after(sp.after()), sp.schedule(), sp.scheduledFor(), waitingFor(sp, s),
+                report == null ? null : new JobView.Progress(report.fraction(), report.message(), report.at()));
     }
 
     /**
@@ -217,7 +222,7 @@ final class JobViews {
     /**
      * SSE fed by the store's watch of the job (its record as written by any node) and the progress
      * of its running attempt (from whichever node runs it): {@code state} on a state or attempt
-     * change, {@code progress} when counters move; ends after the final state or at shutdown.
+     * change, {@code progress} when counters move or the job's code reports progress; ends after the final state or at shutdown.
      */
     Flux<JobEvent> events(String id) {
         findSummary(id); // 404 now rather than an empty stream
@@ -257,7 +262,8 @@ final class JobViews {
             AtomicInteger seq = new AtomicInteger();
             return f.filter(v -> {
                 JobView prev = last.get();
-                return prev == null || prev.state() != v.state() || !prev.counters().equals(v.counters()) || prev.attempt() != v.attempt();
+                return prev == null || prev.state() != v.state() || !prev.counters().equals(v.counters()) || prev.attempt() != v.attempt()
+                        || !java.util.Objects.equals(prev.progress(), v.progress());
             }).map(v -> {
                 JobView prev = last.getAndSet(v);
                 JobEvent.Kind kind = prev == null || prev.state() != v.state() || prev.attempt() != v.attempt()

@@ -83,7 +83,7 @@ public final class Interpreter {
 
     /** A job of another kind's one call: its result is the run's; its failure fails the run, saying whether to retry. */
     private static void call(Step.Call c, Run run) {
-        Task.Outcome o = c.task().run(new Task.Call(run.jobId(), run.attempt(), run.context()));
+        Task.Outcome o = c.task().run(new Task.Call(run.jobId(), run.attempt(), run.context(), run::report));
         switch (o) {
             case Task.Outcome.Done d -> run.lastReceived.set(d.result());
             case Task.Outcome.Failed f -> {

@@ -12,6 +12,7 @@ import io.gosched.service.budget.HeldValue;
 import io.gosched.service.budget.JsonSize;
 import io.gosched.context.CancelContext;
 import io.gosched.runtime.Chan;
+import io.gosched.service.job.spi.JobRecord;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -54,6 +55,11 @@ public final class Run {
     /** The job and attempt this run is, for the tasks that tell a target ({@link Task.Call}); null in a bare interpreter run. */
     private volatile String jobId;
     private volatile int attempt;
+    /**
+     * What the attempt last said of its progress ({@link Task.Call#progress}), or null: one
+     * bounded report, replaced by the next, so a run holds at most one whatever it reports.
+     */
+    private final AtomicReference<JobRecord.Report> report = new AtomicReference<>();
     /** The results of the jobs the workload's {@code result} steps name, read when the attempt was claimed. */
     private volatile Map<String, JsonNode> results = Map.of();
 
@@ -167,6 +173,16 @@ public final class Run {
 
     public int liveGoroutines() {
         return live.get();
+    }
+
+    /** Records {@code r} as the attempt's progress, replacing the one before (the last wins). */
+    public void report(JobRecord.Report r) {
+        report.set(r);
+    }
+
+    /** The attempt's last progress report, or null if it made none. */
+    public JobRecord.Report report() {
+        return report.get();
     }
 
     public JsonNode lastReceived() {

@@ -3,6 +3,7 @@ package io.gosched.service.workload;
 import java.time.Instant;
 
 import io.gosched.context.Context;
+import io.gosched.service.job.spi.JobRecord;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -34,8 +35,15 @@ public interface Task {
      * @param jobId    the job's id: the same on every attempt, what a target deduplicates by
      * @param attempt  the attempt's number, 1 for the first
      * @param context  cancelled by DELETE, the job's deadline or the service's shutdown
+     * @param progress   takes the attempt's progress reports (the last one wins; see {@code JobRecord.Report})
      */
-    record Call(String jobId, int attempt, Context context) {}
+    record Call(String jobId, int attempt, Context context, java.util.function.Consumer<JobRecord.Report> progress) {
+
+        /** A call whose progress reports go nowhere. */
+        public Call(String jobId, int attempt, Context context) {
+            this(jobId, attempt, context, r -> { });
+        }
+    }
 
     /** How the call ended. */
     sealed interface Outcome {

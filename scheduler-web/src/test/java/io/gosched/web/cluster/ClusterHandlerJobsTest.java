@@ -3,13 +3,20 @@ package io.gosched.web.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
+import io.gosched.runtime.Go;
 import io.gosched.service.handler.JobHandlers;
+import io.gosched.service.job.spi.JobRecord;
+import io.gosched.testing.Await;
 import io.gosched.service.workload.JsonInput;
 import io.gosched.service.workload.Task;
 import org.junit.jupiter.api.Test;
@@ -23,6 +30,13 @@ import tools.jackson.databind.node.JsonNodeFactory;
  * a node with the handler joins.
  */
 class ClusterHandlerJobsTest extends OnOneNatsServer {
+
+    /** Held by a run of "h" given {@code args.gate}, by gate, until the test counts it down. */
+    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+
+    private CountDownLatch latch(String gate) {
+        return gates.computeIfAbsent(gate, k -> new CountDownLatch(1));
+    }
 
     /** What every run of handler "h" saw: job id, attempt, the node it ran on. */
     private final ConcurrentLinkedQueue<String[]> runs = new ConcurrentLinkedQueue<>();
@@ -50,6 +64,7 @@ class ClusterHandlerJobsTest extends OnOneNatsServer {
                     return null;
                 }
                 long value = n.longValue();
+                String gate = args.has("gate") ? args.get("gate").asText() : null;
                 return new Task() {
                     @Override
                     public String kind() {
@@ -59,6 +74,16 @@ class ClusterHandlerJobsTest extends OnOneNatsServer {
                     @Override
                     public Outcome run(Call call) {
                         runs.add(new String[] {call.jobId(), Integer.toString(call.attempt()), nodeId});
+                        if (gate != null) { // reports, waits (as a syscall: its P is handed off) until the test releases it, reports again
+                            call.progress().accept(JobRecord.Report.of(0.5, "half of " + value, Instant.now()));
+                            boolean released;
+                            try {
+                                released = Go.syscall(() -> latch(gate).await(60, TimeUnit.SECONDS));
+                            } catch (Exception e) {
+                                throw new IllegalStateException(e);
+                            }
+                            call.progress().accept(JobRecord.Report.of(Double.NaN, released ? "released" : "never released", Instant.now()));
+                        }
                         return new Outcome.Done(JsonNodeFactory.instance.objectNode().put("doubled", value * 2)
                                 .put("ranOn", nodeId).put("jobId", call.jobId()));
                     }
@@ -105,6 +130,31 @@ class ClusterHandlerJobsTest extends OnOneNatsServer {
         JsonNode failed = without.await(bad, "failed", Duration.ofSeconds(60));
         assertThat(failed.path("error").path("detail").asText()).contains("handler 'h'").contains("node-with").contains("/args/n");
         assertThat(runs).noneMatch(r -> r[0].equals(bad));
+    }
+
+    @Test
+    void aHandlersProgressReachesTheViewOnAnotherNodeWhileItRunsAndItsLastReportIsKeptInTheRecord() throws Exception {
+        ClusterNode with = withH("node-with");
+        ClusterNode without = node("node-without");
+        String gate = "g-" + System.nanoTime();
+        String id = without.submit(Map.of("handler", "h", "args", Map.of("n", 7, "gate", gate), "timeoutMs", 60_000));
+        try {
+            // Read where it does not run: the report comes with the runner's progress message, not from the record.
+            JsonNode running = Await.value("the report on the other node", Duration.ofSeconds(60), () -> {
+                JsonNode j = without.job(id);
+                return j.path("progress").path("message").asText().equals("half of 7") ? j : null;
+            });
+            assertThat(running.path("state").asText()).isEqualTo("running");
+            assertThat(running.path("node").asText()).isEqualTo("node-with");
+            assertThat(running.path("progress").path("fraction").asDouble()).isEqualTo(0.5);
+        } finally {
+            latch(gate).countDown();
+        }
+        // The report made just before it returned: only the attempt's final write carries it to another node.
+        JsonNode done = without.await(id, "succeeded", Duration.ofSeconds(60));
+        assertThat(done.path("progress").path("message").asText()).as("%s", done).isEqualTo("released");
+        assertThat(done.path("progress").has("fraction")).isFalse();
+        assertThat(with.job(id).path("progress")).isEqualTo(done.path("progress"));
     }
 
     @Test

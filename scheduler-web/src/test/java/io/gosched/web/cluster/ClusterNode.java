@@ -55,10 +55,16 @@ final class ClusterNode implements AutoCloseable {
         return inJvm(natsUrl, id, Map.of(), extra);
     }
 
-    /** A node in this JVM with {@code beans} registered before its context starts (by bean name), as an application adds its own. */
+    /**
+     * A node in this JVM with {@code beans} registered before its context starts (by bean name), as an
+     * application adds its own. They are primary: a test's bean replaces the one of the same type the
+     * auto-configuration makes (the starter's {@code JobHandlers} registry, for a test's own handlers).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     static ClusterNode inJvm(String natsUrl, String id, Map<String, Object> beans, String... extra) {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(GoschedApplication.class)
-                .initializers(ctx -> beans.forEach(ctx.getBeanFactory()::registerSingleton))
+                .initializers(ctx -> beans.forEach((name, bean) -> ((org.springframework.context.support.GenericApplicationContext) ctx)
+                        .registerBean(name, (Class) bean.getClass(), () -> bean, bd -> bd.setPrimary(true))))
                 .run(args(natsUrl, id, 0, extra).toArray(String[]::new));
         int port = app.getEnvironment().getProperty("local.server.port", Integer.class);
         return new ClusterNode(id, app, null, null, port);

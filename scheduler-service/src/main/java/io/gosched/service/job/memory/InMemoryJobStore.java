@@ -152,7 +152,9 @@ public final class InMemoryJobStore implements JobStore {
     private static long resultBytes(JobRecord.Status s) {
         JobRecord.Failure f = s.error();
         long err = f == null ? 0 : L.object(2, 0) + JsonSize.string(f.pointer()) + JsonSize.string(f.detail());
-        return JsonSize.of(s.lastReceived()) + err;
+        JobRecord.Report p = s.progress();
+        long progress = p == null ? 0 : L.object(3, 0) + L.object(0, 8) + L.object(0, 12) + JsonSize.string(p.message()); // report, Double, Instant, message
+        return JsonSize.of(s.lastReceived()) + err + progress;
     }
 
     /**

@@ -127,10 +127,27 @@ public record JobRecord(String id, Spec spec, Status status) {
      *                         (the failed attempt keeps it in {@code attempts})
      * @param attempts         the attempts that ended, oldest first, the last {@value #ATTEMPTS_KEPT} of them; a
      *                         record written before attempts were kept reads as none
+     * @param progress         what the last attempt that reported progress last reported, written with that
+     *                         attempt's end (a running attempt's reports travel as {@link JobStore.Progress}, not
+     *                         as writes of the record); cleared when the next attempt is claimed; null when none
      */
     public record Status(JobState state, long ticket, int attempt, int attemptBase, String node, boolean cancelRequested,
             Instant queuedAt, Instant startedAt, Instant finishedAt, Counters counters, JsonNode lastReceived, Failure error,
-            List<Attempt> attempts) {
+            List<Attempt> attempts, Report progress) {
+
+        /** A status without a progress report. */
+        public Status(JobState state, long ticket, int attempt, int attemptBase, String node, boolean cancelRequested,
+                Instant queuedAt, Instant startedAt, Instant finishedAt, Counters counters, JsonNode lastReceived, Failure error,
+                List<Attempt> attempts) {
+            this(state, ticket, attempt, attemptBase, node, cancelRequested, queuedAt, startedAt, finishedAt, counters, lastReceived,
+                    error, attempts, null);
+        }
+
+        /** This status with {@code report} as the last progress reported; this one unchanged when {@code report} is null. */
+        public Status withProgress(Report report) {
+            return report == null ? this : new Status(state, ticket, attempt, attemptBase, node, cancelRequested, queuedAt, startedAt,
+                    finishedAt, counters, lastReceived, error, attempts, report);
+        }
 
         /** The most ended attempts a record keeps: manual retries are unbounded, the record is charged to the budget. */
         public static final int ATTEMPTS_KEPT = 20;
@@ -157,7 +174,7 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw illegal(JobState.QUEUED);
             }
             return new Status(JobState.QUEUED, ticket, attempt, attemptBase, node, false, now, null, null, counters, lastReceived, null,
-                    attempts);
+                    attempts, progress);
         }
 
         /** {@code attempts} with the running attempt's end appended (only a running job has one to end). */
@@ -188,7 +205,7 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw illegal(to);
             }
             return new Status(to, ticket, attempt, attemptBase, node, false, queuedAt, startedAt, now, counters.plus(attemptCounters),
-                    received != null ? received : lastReceived, failure, ended(now, to.json(), failure));
+                    received != null ? received : lastReceived, failure, ended(now, to.json(), failure), progress);
         }
 
         /**
@@ -204,7 +221,8 @@ public record JobRecord(String id, Spec spec, Status status) {
             String outcome = failure == null ? Attempt.LOST
                     : Failure.TIMEOUT.equals(failure.reason()) ? JobState.TIMED_OUT.json() : JobState.FAILED.json();
             return new Status(JobState.QUEUED, ticket + 1, attempt, resetBudget ? attempt : attemptBase, node, false, now, null,
-                    null, counters.plus(attemptCounters), received != null ? received : lastReceived, null, ended(now, outcome, failure));
+                    null, counters.plus(attemptCounters), received != null ? received : lastReceived, null, ended(now, outcome, failure),
+                    progress);
         }
 
         /**
@@ -219,7 +237,7 @@ public record JobRecord(String id, Spec spec, Status status) {
             }
             int previous = attempt - 1;
             return new Status(JobState.QUEUED, ticket + 1, previous, attemptBase, node, false, now, null,
-                    null, counters, lastReceived, null, attempts);
+                    null, counters, lastReceived, null, attempts, progress);
         }
 
         /**
@@ -236,7 +254,7 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw illegal(JobState.QUEUED);
             }
             return new Status(JobState.QUEUED, ticket + 1, attempt, attemptBase, node, false, queuedAt, null, null, counters,
-                    lastReceived, null, attempts);
+                    lastReceived, null, attempts, progress);
         }
 
         /** A running job asked to stop: its node sees this and cancels the run's Context. */
@@ -245,7 +263,7 @@ public record JobRecord(String id, Spec spec, Status status) {
                 throw new IllegalStateException("only a running job can be asked to stop; this one is " + state.json());
             }
             return new Status(state, ticket, attempt, attemptBase, node, true, queuedAt, startedAt, finishedAt, counters, lastReceived,
-                    error, attempts);
+                    error, attempts, progress);
         }
 
         /** True if the retry policy allows another automatic attempt. */
@@ -271,6 +289,38 @@ public record JobRecord(String id, Spec spec, Status status) {
      */
     public record Attempt(int number, String node, Instant startedAt, Instant finishedAt, String outcome, Failure error) {
         public static final String LOST = "lost";
+    }
+
+    /**
+     * What a running attempt last said of its progress ({@code JobContext.progress} of a handler).
+     *
+     * @param fraction  how much is done, 0 to 1; null when unknown
+     * @param message   what it is doing, at most {@value #MAX_MESSAGE} characters; null when none
+     * @param at        when it was reported
+     */
+    public record Report(Double fraction, String message, Instant at) {
+
+        /** The longest message kept; a longer one is cut (never inside a surrogate pair). */
+        public static final int MAX_MESSAGE = 200;
+
+        public Report {
+            Objects.requireNonNull(at, "at");
+            if (fraction != null && (fraction.isNaN() || fraction < 0 || fraction > 1)) {
+                throw new IllegalArgumentException("fraction must be within 0..1, or null for unknown: " + fraction);
+            }
+            if (message != null && message.length() > MAX_MESSAGE) {
+                int end = Character.isHighSurrogate(message.charAt(MAX_MESSAGE - 1)) ? MAX_MESSAGE - 1 : MAX_MESSAGE;
+                message = message.substring(0, end);
+            }
+        }
+
+        /**
+         * A report as a handler makes it: {@code fraction} NaN for unknown, clamped into 0..1 otherwise
+         * (a computed 1.0000001 is done, not a failure of the job), {@code message} cut to its bound.
+         */
+        public static Report of(double fraction, String message, Instant at) {
+            return new Report(Double.isNaN(fraction) ? null : Math.min(1.0, Math.max(0.0, fraction)), message, at);
+        }
     }
 
     /** Work done by attempts, added up (the live goroutines of a running attempt come as progress). */

@@ -221,7 +221,13 @@ public interface JobStore {
      * Live counters of a running attempt, sent by its node a few times a second while they move.
      * Best effort: not stored, not replayed to late watchers; {@code /events} shows the latest.
      */
-    record Progress(String jobId, int attempt, JobRecord.Counters counters, int liveGoroutines) {}
+    record Progress(String jobId, int attempt, JobRecord.Counters counters, int liveGoroutines, JobRecord.Report report) {
+
+        /** Progress without a report of the attempt's own. */
+        public Progress(String jobId, int attempt, JobRecord.Counters counters, int liveGoroutines) {
+            this(jobId, attempt, counters, liveGoroutines, null);
+        }
+    }
 
     /** Sends progress of a running attempt to whoever watches it. Never blocks; drops when unreachable. */
     void publishProgress(Progress progress);
