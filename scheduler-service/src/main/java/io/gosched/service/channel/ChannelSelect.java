@@ -263,21 +263,26 @@ public final class ChannelSelect implements LocalSelect {
         if (run.result().isDone()) {
             return Mono.fromFuture(run.result()).map(s -> Outcome.of(cases, s));
         }
-        AtomicBoolean answered = new AtomicBoolean();
+        // Exactly one of two things happens to a value a receive case took: it goes out as the
+        // answer, or it goes back because the client went away first. The cancel runs on the
+        // connection's thread while the answer may be on its way from the select's goroutine:
+        // both claim `settled`, the loser does nothing (an answer that lost is dropped here, so
+        // it is neither counted as fired nor sent while its value is also put back).
+        AtomicBoolean settled = new AtomicBoolean();
         Disposable[] timer = new Disposable[1];
         return Mono.fromFuture(run.result(), true)
+                .filter(s -> settled.compareAndSet(false, true))
                 .map(s -> Outcome.of(cases, s))
                 .doOnSubscribe(sub -> timer[0] = giveUpSignal(timeout).subscribe(run::stop))
-                .doOnSuccess(o -> answered.set(true))
-                .doOnError(e -> answered.set(true))
+                .doOnError(e -> settled.set(true))
                 .doFinally(signal -> {
                     if (timer[0] != null) {
                         timer[0].dispose();
                     }
                 })
                 .doOnCancel(() -> {
-                    if (answered.get()) {
-                        return;
+                    if (!settled.compareAndSet(false, true)) {
+                        return; // answered already
                     }
                     // The client went away: end the wait; a receive that fired meanwhile puts its value back.
                     run.stop("gone");
