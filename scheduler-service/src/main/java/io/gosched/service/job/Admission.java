@@ -65,10 +65,14 @@ final class Admission {
      */
     private final boolean keepsSpecs;
     private final Dependencies deps;
+    /** Over a shared store, the records created here until their claim, so that a claim here need not read them back. */
+    private final CreatedHere createdHere;
 
     Admission(JobStore store, JobQueue queue, JobSpecs specs, Pinning pinning, JobMemory memory, ServiceProperties.Admission admission,
-            ServiceMetrics metrics, Clock clock, JobViews views, ServiceShutdown shutdown, LongSupplier waiting, Dependencies deps) {
+            ServiceMetrics metrics, Clock clock, JobViews views, ServiceShutdown shutdown, LongSupplier waiting, Dependencies deps,
+            CreatedHere createdHere) {
         this.deps = deps;
+        this.createdHere = createdHere;
         this.store = store;
         this.queue = queue;
         this.specs = specs;
@@ -186,13 +190,17 @@ final class Admission {
             deps.track(id, spec.after()); // before the create: an end of theirs from now on is not missed
         }
         try {
-            if (store.create(record).isEmpty()) {
+            Optional<Versioned<JobRecord>> created = store.create(record);
+            if (created.isEmpty()) {
                 if (scheduled != null) { // another node made the tick's job meanwhile
                     specs.forget(id);
                     return store.get(id).map(v -> scheduledExists(v.value())).orElseThrow(() -> new ConflictException(
                             ConflictException.Reason.JOB_BUSY, "the job of this tick ('" + id + "') is changing; try again"));
                 }
                 throw new IllegalStateException("job id " + id + " already exists");
+            }
+            if (!keepsSpecs && !waits) {
+                createdHere.put(created.get(), spec, requestBytes); // before its ticket exists: a claim here starts from it
             }
         } catch (RuntimeException e) {
             deps.untrack(id);
@@ -209,6 +217,7 @@ final class Admission {
         } catch (RuntimeException e) {
             // No ticket, no job: take the record back so that nothing waits for ever.
             specs.forget(id);
+            createdHere.forget(id);
             store.get(id).ifPresent(v -> store.remove(id, v.revision()));
             releaseKey(idempotencyKey, key);
             throw e;
@@ -338,8 +347,12 @@ final class Admission {
                     deps.track(ids[i], after);
                 }
                 created.add(ids[i]);
-                if (store.create(record).isEmpty()) {
+                Optional<Versioned<JobRecord>> made = store.create(record);
+                if (made.isEmpty()) {
                     throw new IllegalStateException("job id " + ids[i] + " already exists");
+                }
+                if (!keepsSpecs && !waits) {
+                    createdHere.put(made.get(), sp, e.requestBytes()); // before its ticket exists: a claim here starts from it
                 }
             }
             for (int i = 0; i < n; i++) {
@@ -509,6 +522,7 @@ final class Admission {
             String id = created.get(i);
             deps.untrack(id);
             specs.forget(id);
+            createdHere.forget(id);
             try {
                 for (int tries = 0; tries < 5; tries++) {
                     Optional<Versioned<JobRecord>> v = store.get(id);

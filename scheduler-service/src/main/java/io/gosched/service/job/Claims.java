@@ -105,8 +105,12 @@ final class Claims {
     private final ExecutorService sideBySide;
     /** The store lives in this process: it charges each record's request itself, and a record is never read before it exists. */
     private final boolean storeHere;
+    /** Over a shared store: the records created here, which a claim here starts from instead of reading them back. */
+    private final CreatedHere createdHere;
 
-    Claims(HeldJobs held, JobStore store, JobQueue queue, JobNode node, Clock clock, JobSpecs specs, JobMemory memory, Chores chores) {
+    Claims(HeldJobs held, JobStore store, JobQueue queue, JobNode node, Clock clock, JobSpecs specs, JobMemory memory, Chores chores,
+            CreatedHere createdHere) {
+        this.createdHere = createdHere;
         this.held = held;
         this.store = store;
         this.queue = queue;
@@ -133,11 +137,16 @@ final class Claims {
             return Map.of();
         }
         Map<String, Future<Optional<Versioned<JobRecord>>>> reads = new LinkedHashMap<>();
+        Map<String, Read> out = new HashMap<>();
         for (JobLease lease : leases) {
             String id = lease.ticket().jobId();
-            reads.putIfAbsent(id, sideBySide.submit(() -> store.get(id)));
+            Versioned<JobRecord> mine = createdCopy(lease.ticket());
+            if (mine != null) {
+                out.put(id, new Read.Got(Optional.of(mine)));
+            } else if (!out.containsKey(id)) {
+                reads.putIfAbsent(id, sideBySide.submit(() -> store.get(id)));
+            }
         }
-        Map<String, Read> out = new HashMap<>();
         boolean interrupted = false;
         for (var e : reads.entrySet()) {
             while (true) {
@@ -184,7 +193,13 @@ final class Claims {
                 case Read.Failed failed -> throw failed.failure();
                 // A store in this process with the spec at hand: the status is all the claim reads, and that
                 // store keeps the request it was created with whatever a compare-and-set writes (never so in a cluster).
-                case null -> specs.holds(t.jobId()) ? store.summary(t.jobId()) : store.get(t.jobId());
+                case null -> {
+                    if (specs.holds(t.jobId())) {
+                        yield store.summary(t.jobId());
+                    }
+                    Versioned<JobRecord> asCreated = createdCopy(t);
+                    yield asCreated != null ? Optional.of(asCreated) : store.get(t.jobId());
+                }
             };
         } catch (BackendException e) {
             releaseUnanswered(lease);
@@ -230,6 +245,7 @@ final class Claims {
         }
         if (cur.isEmpty() || unclaimable(cur.get().value(), lease)) {
             specs.forget(t.jobId());
+            createdHere.forget(t.jobId());
             Leases.complete(lease);
             return DONE;
         }
@@ -237,9 +253,13 @@ final class Claims {
         if (!specs.runsHere(r.spec())) {
             return passOn(lease, cur.get());
         }
+        CreatedHere.Copy copy = createdHere.take(r.id());
         JobSpec spec;
         try {
             JobSpec known = specs.take(r.id());
+            if (known == null && copy != null && copy.record().revision() == cur.get().revision()) {
+                known = copy.spec(); // parsed at submission, this node's handlers binding its arguments
+            }
             spec = known != null ? known : specs.parseToRun(r.spec());
         } catch (RuntimeException unparsable) {
             // A handler job accepted on a node without the handler: this node's handler is the first to read its
@@ -263,6 +283,17 @@ final class Claims {
     }
 
     /**
+     * The record of a first ticket's job as this node created it, when it keeps that copy
+     * ({@link CreatedHere}): the claim starts from it without a read. Its compare-and-set is on
+     * the copy's revision, so a record written since fails it and is read then. Null for any other
+     * ticket (a retry's or a pass's: the record has moved past its creation) or without a copy.
+     */
+    private Versioned<JobRecord> createdCopy(JobTicket t) {
+        CreatedHere.Copy c = createdHere.peek(t.jobId());
+        return c == null || c.record().value().status().ticket() != t.number() ? null : c.record();
+    }
+
+    /**
      * A handler job whose handler this node lacks is left to the nodes that have it. Not with a
      * nak: every delivery of a ticket counts toward max-deliver, and a job that waits for its
      * handler to be deployed would become a dead letter after a few passes. As a retry does
@@ -278,6 +309,7 @@ final class Claims {
         JobTicket t = lease.ticket();
         String handler = read.value().spec().handler();
         specs.forget(t.jobId());
+        createdHere.forget(t.jobId());
         Duration wait = node.hasHandlerSomewhere(handler) ? PASS_ON_ELSEWHERE : PASS_ON_NOWHERE;
         Instant now = clock.instant();
         JobStore.Update u;
@@ -350,6 +382,14 @@ final class Claims {
                 chores.claimUnanswered(lease.ticket());
             }
             releaseUnanswered(lease);
+            return false;
+        }
+        if (!u.applied() && u.current() == null && !storeHere) {
+            // The compare-and-set lost (the claim started from a copy or read that was not the
+            // latest) and the read after it found no record: a replica that has not applied the
+            // creation, as in pulled(). Dropped, the ticket would leave the job queued for ever.
+            l.claimFailed(true);
+            Leases.release(lease, ABSENT_RECORD_RECHECK);
             return false;
         }
         if (!u.applied()) {

@@ -104,13 +104,14 @@ public final class JobService {
         this.slots = new Slots(properties.admission(), memory, shutdown);
         this.views = new JobViews(store, held, runtime, clock, shutdown, h -> specs.hasHandler(h) || node.hasHandlerSomewhere(h));
         this.chores = new Chores(held, store, queue, node, clock, metrics, pinning, properties.retention());
-        Claims claims = new Claims(held, store, queue, node, clock, specs, memory, chores);
+        CreatedHere createdHere = new CreatedHere();
+        Claims claims = new Claims(held, store, queue, node, clock, specs, memory, chores, createdHere);
         Finisher finisher = new Finisher(store, queue, node, clock, metrics, memory, specs, shutdown);
         this.dispatcher = new Dispatcher(slots, held, claims, finisher, memory, runtime, channels.registry(), node, queue, store, shutdown);
         this.panics = new Panics(held, runtime, dispatcher);
         this.deps = new Dependencies(store, queue, clock, metrics, specs, pinning);
         this.admission = new Admission(store, queue, specs, pinning, memory, properties.admission(), metrics, clock, views, shutdown,
-                dispatcher::waiting, deps);
+                dispatcher::waiting, deps, createdHere);
         this.control = new JobControl(store, queue, node, clock, metrics, specs, pinning, views, held, slots, dispatcher, shutdown);
         queue.onLost(finisher::lost);
         this.changes = store.watchAll((id, r) -> {
@@ -120,6 +121,7 @@ public final class JobService {
             }
             views.changed(id, r);
             deps.changed(id, r);
+            createdHere.changed(id, r);
         });
         chores.start(views::forgetStaleProgress);
         deps.start();
