@@ -79,6 +79,21 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
     private long indexRevision;
     private volatile NatsKeyValueWatchSubscription indexFeed;
     private final Dispatcher progress;
+    /**
+     * This node's writes of records whose echo the watch has not delivered yet, by key: the
+     * record and its encoded bytes. The echo of a node's own write carries those bytes again, and
+     * decoding them (a full record with its request, three writes per job) was the feed's largest
+     * cost on the node that made them (JFR under a flood of one-node cluster jobs:
+     * {@code JobRecordCodec.decode} in 8% of the samples). An echo whose bytes are the ones written
+     * reuses the record; anything else (another node's write, a write of ours that a later one
+     * replaced) is decoded. Bounded by {@link #MAX_OWN_WRITES}: past it, echoes are decoded.
+     */
+    private final Map<String, OwnWrite> ownWrites = new ConcurrentHashMap<>();
+    /** The most own writes awaiting their echo: a few seconds of writes at full speed. */
+    static final int MAX_OWN_WRITES = 10_000;
+
+    /** A record this node wrote, as it went out. */
+    private record OwnWrite(byte[] bytes, JobRecord record) {}
 
     private NatsJobStore(ClusterConnection conn) throws IOException, JetStreamApiException, InterruptedException {
         this.conn = conn;
@@ -174,8 +189,36 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
     @Override
     public Optional<Versioned<JobRecord>> create(JobRecord job) {
         byte[] value = JobRecordCodec.encode(job);
-        long rev = conditional("create of job " + job.id(), () -> jobs.create(job.id(), value));
+        long rev = writing(job, value, () -> conditional("create of job " + job.id(), () -> jobs.create(job.id(), value)));
         return rev < 0 ? Optional.empty() : Optional.of(new Versioned<>(job, rev));
+    }
+
+    /** Runs {@code write} of {@code record} as {@code bytes}, noted as this node's own until its echo (or its failure). */
+    private long writing(JobRecord record, byte[] bytes, java.util.function.LongSupplier write) {
+        OwnWrite mine = ownWrites.size() < MAX_OWN_WRITES ? new OwnWrite(bytes, record) : null;
+        if (mine != null) {
+            ownWrites.put(record.id(), mine); // before the write: the echo may come before its PubAck
+        }
+        boolean written = false;
+        try {
+            long rev = write.getAsLong();
+            written = rev >= 0;
+            return rev;
+        } finally {
+            if (!written && mine != null) {
+                ownWrites.remove(record.id(), mine);
+            }
+        }
+    }
+
+    /** The record of a watched entry: this node's own write as it was written, else decoded. */
+    private JobRecord recordOf(KeyValueEntry e) {
+        OwnWrite mine = ownWrites.get(e.getKey());
+        if (mine != null && java.util.Arrays.equals(mine.bytes(), e.getValue())) {
+            ownWrites.remove(e.getKey(), mine);
+            return mine.record();
+        }
+        return JobRecordCodec.decode(e.getValue());
     }
 
     @Override
@@ -231,7 +274,7 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
     @Override
     public Optional<Versioned<JobRecord>> replace(JobRecord next, long expectedRevision) {
         byte[] value = JobRecordCodec.encode(next);
-        long rev = conditional("update of job " + next.id(), () -> jobs.update(next.id(), value, expectedRevision));
+        long rev = writing(next, value, () -> conditional("update of job " + next.id(), () -> jobs.update(next.id(), value, expectedRevision)));
         return rev < 0 ? Optional.empty() : Optional.of(new Versioned<>(next, rev));
     }
 
@@ -401,7 +444,7 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
             JobRecord r = null;
             if (e.getOperation() == KeyValueOperation.PUT && e.getValue() != null) {
                 try {
-                    r = JobRecordCodec.decode(e.getValue());
+                    r = recordOf(e);
                 } catch (RuntimeException bad) {
                     log.warn("job " + id + ": unreadable record at revision " + e.getRevision() + " skipped: " + bad.getMessage());
                     return;
@@ -409,6 +452,7 @@ public final class NatsJobStore implements JobStore, AutoCloseable {
                 index.put(id, new Versioned<>(r.summary(), e.getRevision()));
             } else {
                 index.remove(id);
+                ownWrites.remove(id);
             }
             for (ChangeListener l : allListeners) {
                 try {

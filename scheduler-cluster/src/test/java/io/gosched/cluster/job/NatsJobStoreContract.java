@@ -47,6 +47,38 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.s
         return job(id, Instant.now());
     }
 
+    /**
+     * The writer's own watch reuses the record it wrote instead of decoding its echo; it must see
+     * exactly what another node decodes from the same writes, including two writes of one key in
+     * quick succession (the second may be under way before the first's echo) and a lost
+     * compare-and-set (no echo).
+     */
+    @Test
+    void theWriterAndAnotherNodeWatchTheSameRecords() throws Exception {
+        NatsJobStore a = store("a");
+        NatsJobStore b = store("b");
+        java.util.List<JobRecord> seenByA = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.List<JobRecord> seenByB = new java.util.concurrent.CopyOnWriteArrayList<>();
+        a.watchAll((id, r) -> seenByA.add(r));
+        b.watchAll((id, r) -> seenByB.add(r));
+        Instant t = Instant.parse("2026-12-05T12:00:00.123456789Z");
+        for (int i = 0; i < 20; i++) {
+            JobRecord r = job("echo-" + i, t);
+            Versioned<JobRecord> v = a.create(r).orElseThrow();
+            JobRecord running = r.withStatus(r.status().claimed("a", t.plusMillis(1)));
+            Versioned<JobRecord> w = a.replace(running, v.revision()).orElseThrow();
+            assertThat(a.replace(running, v.revision())).as("a lost compare-and-set").isEmpty();
+            a.replace(running.withStatus(running.status().finished(JobState.SUCCEEDED, t.plusMillis(2), new JobRecord.Counters(1, 2, 3, 4),
+                    JsonNodeFactory.instance.objectNode().put("v", i), null)), w.revision()).orElseThrow();
+        }
+        long end = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        while ((seenByA.size() < 60 || seenByB.size() < 60) && System.nanoTime() < end) {
+            Thread.sleep(10);
+        }
+        assertThat(seenByA).hasSize(60);
+        assertThat(seenByA).as("the writer's own watch, record for record").isEqualTo(seenByB);
+    }
+
     @Test
     void aRecordRoundTripsWithEveryField() {
         NatsJobStore s = store("a");
