@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.error.InvalidRequestException;
@@ -15,8 +14,8 @@ import io.gosched.service.handler.JobHandlers;
 import io.gosched.service.http.HttpJobs;
 import io.gosched.service.job.spi.JobRecord;
 import io.gosched.service.job.spi.JobState;
+import io.gosched.service.testing.OneHandler;
 import io.gosched.service.testing.TestProperties;
-import io.gosched.service.workload.JsonInput;
 import io.gosched.service.workload.Task;
 import io.gosched.service.workload.WorkloadParser;
 import io.gosched.service.workload.WorkloadTemplates;
@@ -35,35 +34,8 @@ class HandlerJobSpecsTest {
     private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
 
     /** One handler, "h", whose args need a non-negative integer n. */
-    private static final JobHandlers H = new JobHandlers() {
-        @Override
-        public Set<String> names() {
-            return Set.of("h");
-        }
-
-        @Override
-        public Task parse(String name, JsonNode args, String pointer, JsonInput in) {
-            if (!name.equals("h")) {
-                in.violation(pointer, "unknown handler '" + name + "'");
-                return null;
-            }
-            if (args == null || !args.path("n").isIntegralNumber() || args.path("n").longValue() < 0) {
-                in.violation(pointer + "/n", "must be a non-negative integer");
-                return null;
-            }
-            return new Task() {
-                @Override
-                public Outcome run(Call call) {
-                    return new Outcome.Done(null);
-                }
-
-                @Override
-                public String kind() {
-                    return "handler:h";
-                }
-            };
-        }
-    };
+    private static final JobHandlers H = new OneHandler("h",
+            (args, pointer, in) -> OneHandler.nonNegative(args, "n", pointer, in) == null ? null : call -> new Task.Outcome.Done(null));
 
     private static JobSpecs specs(JobHandlers handlers) {
         ServiceProperties p = TestProperties.service(Map.of());

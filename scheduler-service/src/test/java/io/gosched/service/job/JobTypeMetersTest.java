@@ -21,8 +21,8 @@ import io.gosched.service.http.TargetServer;
 import io.gosched.service.job.spi.JobState;
 import io.gosched.service.metrics.ServiceMetrics;
 import io.gosched.service.testing.TestChannels;
+import io.gosched.service.testing.OneHandler;
 import io.gosched.service.testing.TestProperties;
-import io.gosched.service.workload.JsonInput;
 import io.gosched.service.workload.Task;
 import io.gosched.service.workload.WorkloadParser;
 import io.gosched.service.workload.WorkloadTemplates;
@@ -33,7 +33,6 @@ import io.micrometer.core.instrument.Timer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -52,32 +51,10 @@ class JobTypeMetersTest extends JobServiceFixture {
     private String refusedPrefix;
 
     /** A real handler set: "double" answers {@code {"n": 2 * args.n}}. */
-    private static final JobHandlers HANDLERS = new JobHandlers() {
-        @Override
-        public Set<String> names() {
-            return Set.of("double");
-        }
-
-        @Override
-        public Task parse(String name, JsonNode args, String pointer, JsonInput in) {
-            if (!name.equals("double")) {
-                in.violation(pointer, "unknown handler '" + name + "'");
-                return null;
-            }
-            int n = args == null ? 0 : args.path("n").asInt();
-            return new Task() {
-                @Override
-                public Outcome run(Call call) {
-                    return new Outcome.Done(JSON.createObjectNode().put("n", 2 * n));
-                }
-
-                @Override
-                public String kind() {
-                    return "handler:double";
-                }
-            };
-        }
-    };
+    private static final JobHandlers HANDLERS = new OneHandler("double", (args, pointer, in) -> {
+        int n = args == null ? 0 : args.path("n").asInt();
+        return call -> new Task.Outcome.Done(JSON.createObjectNode().put("n", 2 * n));
+    });
 
     @BeforeEach
     void start() throws Exception {

@@ -7,7 +7,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -15,9 +14,9 @@ import java.util.concurrent.TimeUnit;
 
 import io.gosched.runtime.Go;
 import io.gosched.service.handler.JobHandlers;
+import io.gosched.service.testing.OneHandler;
 import io.gosched.service.job.spi.JobRecord;
 import io.gosched.testing.Await;
-import io.gosched.service.workload.JsonInput;
 import io.gosched.service.workload.Task;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -46,50 +45,28 @@ class ClusterHandlerJobsTest extends OnOneNatsServer {
      * time as the starter's handlers are), answering which node ran it and the job id it saw.
      */
     private JobHandlers handlerH(String nodeId) {
-        return new JobHandlers() {
-            @Override
-            public Set<String> names() {
-                return Set.of("h");
+        return new OneHandler("h", (args, pointer, in) -> {
+            Long value = OneHandler.nonNegative(args, "n", pointer, in);
+            if (value == null) {
+                return null;
             }
-
-            @Override
-            public Task parse(String name, JsonNode args, String pointer, JsonInput in) {
-                if (!name.equals("h")) {
-                    in.violation(pointer, "unknown handler '" + name + "'");
-                    return null;
-                }
-                JsonNode n = args == null ? null : args.get("n");
-                if (n == null || !n.isIntegralNumber() || n.longValue() < 0) {
-                    in.violation(pointer + "/n", "must be a non-negative integer");
-                    return null;
-                }
-                long value = n.longValue();
-                String gate = args.has("gate") ? args.get("gate").asText() : null;
-                return new Task() {
-                    @Override
-                    public String kind() {
-                        return "handler:h";
+            String gate = args.has("gate") ? args.get("gate").asText() : null;
+            return call -> {
+                runs.add(new String[] {call.jobId(), Integer.toString(call.attempt()), nodeId});
+                if (gate != null) { // reports, waits (as a syscall: its P is handed off) until the test releases it, reports again
+                    call.progress().accept(JobRecord.Report.of(0.5, "half of " + value, Instant.now()));
+                    boolean released;
+                    try {
+                        released = Go.syscall(() -> latch(gate).await(60, TimeUnit.SECONDS));
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
                     }
-
-                    @Override
-                    public Outcome run(Call call) {
-                        runs.add(new String[] {call.jobId(), Integer.toString(call.attempt()), nodeId});
-                        if (gate != null) { // reports, waits (as a syscall: its P is handed off) until the test releases it, reports again
-                            call.progress().accept(JobRecord.Report.of(0.5, "half of " + value, Instant.now()));
-                            boolean released;
-                            try {
-                                released = Go.syscall(() -> latch(gate).await(60, TimeUnit.SECONDS));
-                            } catch (Exception e) {
-                                throw new IllegalStateException(e);
-                            }
-                            call.progress().accept(JobRecord.Report.of(Double.NaN, released ? "released" : "never released", Instant.now()));
-                        }
-                        return new Outcome.Done(JsonNodeFactory.instance.objectNode().put("doubled", value * 2)
-                                .put("ranOn", nodeId).put("jobId", call.jobId()));
-                    }
-                };
-            }
-        };
+                    call.progress().accept(JobRecord.Report.of(Double.NaN, released ? "released" : "never released", Instant.now()));
+                }
+                return new Task.Outcome.Done(JsonNodeFactory.instance.objectNode().put("doubled", value * 2)
+                        .put("ranOn", nodeId).put("jobId", call.jobId()));
+            };
+        });
     }
 
     private ClusterNode withH(String id, String... extra) {
