@@ -3,28 +3,15 @@ package io.gosched.service.job;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.gosched.service.ServiceProperties;
-import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.error.InvalidRequestException;
-import io.gosched.service.http.HttpCallParser;
 import io.gosched.service.http.HttpCaller;
 import io.gosched.service.http.HttpJobProperties;
-import io.gosched.service.http.HttpJobs;
-import io.gosched.service.http.HttpTargets;
 import io.gosched.service.http.TargetServer;
 import io.gosched.service.job.spi.JobState;
-import io.gosched.service.testing.TestChannels;
-import io.gosched.service.testing.TestProperties;
-import io.gosched.service.metrics.ServiceMetrics;
-import io.gosched.service.workload.WorkloadParser;
-import io.gosched.service.workload.WorkloadTemplates;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -45,15 +32,7 @@ class HttpTargetJobsTest extends JobServiceFixture {
     @BeforeEach
     void start() throws Exception {
         target = new TargetServer();
-        HttpJobProperties hp = HttpJobProperties.allowing(target.url("/hooks/"));
-        HttpTargets targets = new HttpTargets(hp);
-        caller = new HttpCaller(hp, targets, meters);
-        ServiceProperties p = TestProperties.service(Map.of());
-        ServiceMetrics metrics = new ServiceMetrics(meters);
-        ServiceBudget budget = ServiceBudget.of(p, metrics);
-        JobSpecs specs = new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates(),
-                new HttpJobs(new HttpCallParser(targets, hp), caller, budget.sizes().maxJobBytes()));
-        jobs = EmbeddedJobs.start(runtime, TestChannels.soleNode(p, metrics, budget), p, metrics, Clock.systemUTC(), budget, specs).jobs();
+        caller = embeddedWithHttpTargets(HttpJobProperties.allowing(target.url("/hooks/")), io.gosched.service.handler.JobHandlers.NONE);
     }
 
     @AfterEach

@@ -52,6 +52,24 @@ abstract class JobServiceFixture {
     }
 
     /**
+     * The embedded service with HTTP-target jobs allowed where {@code hp} says and the
+     * application's {@code handlers}; sets {@link #jobs}. Returns the HTTP caller, which the test
+     * closes.
+     */
+    io.gosched.service.http.HttpCaller embeddedWithHttpTargets(io.gosched.service.http.HttpJobProperties hp,
+            io.gosched.service.handler.JobHandlers handlers) {
+        io.gosched.service.http.HttpTargets targets = new io.gosched.service.http.HttpTargets(hp);
+        io.gosched.service.http.HttpCaller caller = new io.gosched.service.http.HttpCaller(hp, targets, meters);
+        ServiceProperties p = TestProperties.service(Map.of());
+        ServiceMetrics metrics = new ServiceMetrics(meters);
+        ServiceBudget budget = ServiceBudget.of(p, metrics);
+        JobSpecs specs = new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates(), new io.gosched.service.http.HttpJobs(
+                new io.gosched.service.http.HttpCallParser(targets, hp), caller, budget.sizes().maxJobBytes()), handlers);
+        jobs = EmbeddedJobs.start(runtime, TestChannels.soleNode(p, metrics, budget), p, metrics, Clock.systemUTC(), budget, specs).jobs();
+        return caller;
+    }
+
+    /**
      * {@link #clusterNode} as the one node of a cluster, leading, on an in-memory queue and the
      * given store (a test's store that bends some answers); sets {@link #jobs}.
      */

@@ -2,30 +2,18 @@ package io.gosched.service.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.gosched.service.ServiceProperties;
-import io.gosched.service.budget.ServiceBudget;
 import io.gosched.service.handler.JobHandlers;
-import io.gosched.service.http.HttpCallParser;
 import io.gosched.service.http.HttpCaller;
 import io.gosched.service.http.HttpJobProperties;
-import io.gosched.service.http.HttpJobs;
-import io.gosched.service.http.HttpTargets;
 import io.gosched.service.http.TargetServer;
 import io.gosched.service.job.spi.JobState;
-import io.gosched.service.metrics.ServiceMetrics;
-import io.gosched.service.testing.TestChannels;
 import io.gosched.service.testing.OneHandler;
-import io.gosched.service.testing.TestProperties;
 import io.gosched.service.workload.Task;
-import io.gosched.service.workload.WorkloadParser;
-import io.gosched.service.workload.WorkloadTemplates;
 import io.gosched.testing.Await;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
@@ -61,15 +49,7 @@ class JobTypeMetersTest extends JobServiceFixture {
         target = new TargetServer();
         prefix = target.url("/hooks/");
         refusedPrefix = "http://127.0.0.1:" + closedPort() + "/";
-        HttpJobProperties hp = HttpJobProperties.allowing(prefix, refusedPrefix);
-        HttpTargets targets = new HttpTargets(hp);
-        caller = new HttpCaller(hp, targets, meters);
-        ServiceProperties p = TestProperties.service(Map.of());
-        ServiceMetrics metrics = new ServiceMetrics(meters);
-        ServiceBudget budget = ServiceBudget.of(p, metrics);
-        JobSpecs specs = new JobSpecs(new WorkloadParser(p.limits()), new WorkloadTemplates(),
-                new HttpJobs(new HttpCallParser(targets, hp), caller, budget.sizes().maxJobBytes()), HANDLERS);
-        jobs = EmbeddedJobs.start(runtime, TestChannels.soleNode(p, metrics, budget), p, metrics, Clock.systemUTC(), budget, specs).jobs();
+        caller = embeddedWithHttpTargets(HttpJobProperties.allowing(prefix, refusedPrefix), HANDLERS);
     }
 
     @AfterEach
