@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
@@ -263,27 +262,10 @@ public final class ChannelSelect implements LocalSelect {
         if (run.result().isDone()) {
             return Mono.fromFuture(run.result()).map(s -> Outcome.of(cases, s));
         }
-        // Exactly one of two things happens to a value a receive case took: it goes out as the
-        // answer, or it goes back because the client went away first. The cancel runs on the
-        // connection's thread while the answer may be on its way from the select's goroutine:
-        // both claim `settled`, the loser does nothing (an answer that lost is dropped here, so
-        // it is neither counted as fired nor sent while its value is also put back).
-        AtomicBoolean settled = new AtomicBoolean();
+        // A value a receive case took goes out as the answer, or back because the client went
+        // away first (AnswerOrGone): never both.
         Disposable[] timer = new Disposable[1];
-        return Mono.fromFuture(run.result(), true)
-                .filter(s -> settled.compareAndSet(false, true))
-                .map(s -> Outcome.of(cases, s))
-                .doOnSubscribe(sub -> timer[0] = giveUpSignal(timeout).subscribe(run::stop))
-                .doOnError(e -> settled.set(true))
-                .doFinally(signal -> {
-                    if (timer[0] != null) {
-                        timer[0].dispose();
-                    }
-                })
-                .doOnCancel(() -> {
-                    if (!settled.compareAndSet(false, true)) {
-                        return; // answered already
-                    }
+        return AnswerOrGone.of(Mono.fromFuture(run.result(), true), () -> {
                     // The client went away: end the wait; a receive that fired meanwhile puts its value back.
                     run.stop("gone");
                     run.result().thenAccept(s -> {
@@ -293,6 +275,13 @@ public final class ChannelSelect implements LocalSelect {
                             metrics.channelOp("select", back ? "requeued" : "lost");
                         }
                     });
+                })
+                .map(s -> Outcome.of(cases, s))
+                .doOnSubscribe(sub -> timer[0] = giveUpSignal(timeout).subscribe(run::stop))
+                .doFinally(signal -> {
+                    if (timer[0] != null) {
+                        timer[0].dispose();
+                    }
                 });
     }
 

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.gosched.runtime.Chan;
 import io.gosched.runtime.ChanClosedException;
@@ -109,7 +108,6 @@ public final class ChannelService {
         }
         return calls.guard(Mono.defer(() -> {
             CompletableFuture<Void> f = registry.send(nc, value); // charged to the share; whatever ends the send settles it
-            AtomicBoolean settled = new AtomicBoolean(); // the answer or the client's going away, whichever came first
             Mono<SendResult> delivered = Mono.fromFuture(f, true)
                     .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
                     .then(Mono.fromSupplier(() -> new SendResult(true, null)))
@@ -121,22 +119,16 @@ public final class ChannelService {
                 return delivered; // the send completed before the withdrawal: its result stands
             });
             // Fast path: a send that completed at once (a buffer slot, a waiting receiver) needs no timer.
-            return (f.isDone() ? delivered : Mono.firstWithSignal(delivered, giveUp))
-                    .filter(r -> settled.compareAndSet(false, true))
+            // The client went away before its answer went out: withdraw if still pending; if the
+            // send already happened there is nothing to undo (it was delivered).
+            return AnswerOrGone.of(f.isDone() ? delivered : Mono.firstWithSignal(delivered, giveUp),
+                            () -> metrics.channelOp("send", f.cancel(false) ? "withdrawn" : "delivered_unanswered"))
                     .doOnSuccess(r -> {
                         if (r != null) {
                             metrics.channelOp("send", r.sent() ? "ok" : r.reason());
                         }
                     })
-                    .doOnError(e -> metrics.channelOp("send", "closed"))
-                    .doOnCancel(() -> {
-                        // The client went away before its answer went out. Withdraw if still
-                        // pending; if the send already happened there is nothing to undo (it was
-                        // delivered).
-                        if (settled.compareAndSet(false, true)) {
-                            metrics.channelOp("send", f.cancel(false) ? "withdrawn" : "delivered_unanswered");
-                        }
-                    });
+                    .doOnError(e -> metrics.channelOp("send", "closed"));
         }));
     }
 
@@ -158,7 +150,6 @@ public final class ChannelService {
         // A receive frees bytes: a full budget must not refuse it, or the budget could never drain.
         return calls.guard(Mono.defer(() -> {
             CompletableFuture<Received<Object>> f = ch.recvAsync();
-            AtomicBoolean settled = new AtomicBoolean(); // the answer or the client's going away, whichever came first
             Mono<RecvResult> taken = Mono.fromFuture(f, true)
                     .onErrorResume(CancellationException.class, withdrawn -> Mono.never()) // giveUp answers
                     .map(ChannelService::result);
@@ -168,22 +159,9 @@ public final class ChannelService {
                 }
                 return taken; // a value arrived before the withdrawal: return it, never drop it
             });
-            // Exactly one of two things happens to a value taken: it goes out as the answer, or it
-            // goes back into the channel because the client went away first. The cancel may run
-            // on the connection's thread while the answer is on its way on another: both claim
-            // `settled`, and the loser does nothing (an answer that lost is dropped here, never
-            // sent to a client that is gone while its value is also put back).
-            return (f.isDone() ? taken : Mono.firstWithSignal(taken, giveUp))
-                    .filter(r -> settled.compareAndSet(false, true))
-                    .doOnSuccess(r -> {
-                        if (r != null) {
-                            metrics.channelOp("recv", r.received() ? (r.ok() ? "ok" : "closed") : r.reason());
-                        }
-                    })
-                    .doOnCancel(() -> {
-                        if (!settled.compareAndSet(false, true)) {
-                            return; // answered already
-                        }
+            // A value taken goes out as the answer, or back into the channel because the client
+            // went away first (AnswerOrGone): never both.
+            return AnswerOrGone.of(f.isDone() ? taken : Mono.firstWithSignal(taken, giveUp), () -> {
                         if (f.cancel(false)) {
                             metrics.channelOp("recv", "withdrawn");
                             return;
@@ -203,6 +181,11 @@ public final class ChannelService {
                                 }
                                 metrics.channelOp("recv", e == null ? "requeued" : "lost");
                             });
+                        }
+                    })
+                    .doOnSuccess(r -> {
+                        if (r != null) {
+                            metrics.channelOp("recv", r.received() ? (r.ok() ? "ok" : "closed") : r.reason());
                         }
                     });
         }), true);
