@@ -26,20 +26,19 @@ public final class Dashboard {
 
         /** Whether the query reads a meter that exists only in cluster mode (ClusterDashboardTest proves those). */
         public boolean clusterOnly() {
-            Matcher m = METRIC.matcher(expr);
-            while (m.find()) {
-                if (isClusterOnly(m.group(1))) {
-                    return true;
-                }
-            }
-            return false;
+            return readsAny(Dashboard::isClusterOnly);
         }
 
         /** Whether the query reads the HTTP-target calls' meters ({@link #needsHttpTargets}). */
         public boolean httpTargetsOnly() {
+            return readsAny(Dashboard::needsHttpTargets);
+        }
+
+        /** Whether a metric the query reads is one {@code meter} picks. */
+        private boolean readsAny(java.util.function.Predicate<String> meter) {
             Matcher m = METRIC.matcher(expr);
             while (m.find()) {
-                if (needsHttpTargets(m.group(1))) {
+                if (meter.test(m.group(1))) {
                     return true;
                 }
             }
