@@ -161,7 +161,13 @@ abstract class ChannelForwardingContract extends NatsTestBase {
             if (walkAway) {
                 recv = recv.take(Duration.ofMillis(recvTimeout / 3)); // cancels the operation, as a closed connection does
             }
-            ops.add(recv);
+            // One value in ten gets no receive: a send of an unbuffered channel is delivered only
+            // to a receive, so at least a tenth of the sends must end withdrawn (sent:false) and the
+            // mix holds both outcomes whatever the machine's pace (with a receive for every send, a
+            // CI run under image builds had no send withdrawn, and the checks below need some).
+            if (v % 10 != 9) {
+                ops.add(recv);
+            }
         }
         java.util.Collections.shuffle(ops, rnd);
         Flux.fromIterable(ops).flatMap(m -> m, 300).then().block(Duration.ofMinutes(3));
