@@ -36,6 +36,10 @@ import org.springframework.validation.annotation.Validated;
  *                        (network, the home's scheduling) before the caller asks again
  * @param maxQueueBytes   size limit of the job queue stream; beyond it submissions get 429
  * @param maxStoreBytes   size limit of the job record bucket; beyond it submissions get 429
+ * @param runJobs         false makes an intake node: it takes submissions, answers reads, serves its
+ *                        channels and runs only the jobs pinned to it (those of its own channels),
+ *                        leaving the shared queue to the nodes that run jobs; as a job queue's
+ *                        insert-only client does, it lets API nodes scale apart from workers
  */
 @Validated
 @ConfigurationProperties("gosched.cluster")
@@ -49,7 +53,8 @@ public record ClusterProperties(
         @NotNull @DefaultValue("2s") Duration heartbeat,
         @NotNull @DefaultValue("2s") Duration forwardMargin,
         @NotNull @DefaultValue("256MB") DataSize maxQueueBytes,
-        @NotNull @DefaultValue("1GB") DataSize maxStoreBytes) {
+        @NotNull @DefaultValue("1GB") DataSize maxStoreBytes,
+        @DefaultValue("true") boolean runJobs) {
 
     /**
      * Where NATS is.

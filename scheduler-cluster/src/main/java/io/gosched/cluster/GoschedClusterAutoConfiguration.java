@@ -1,6 +1,7 @@
 package io.gosched.cluster;
 
 import java.time.Clock;
+import java.util.Set;
 
 import io.gosched.service.ServiceProperties;
 import io.gosched.service.handler.JobHandlers;
@@ -84,11 +85,14 @@ public class GoschedClusterAutoConfiguration {
         return m;
     }
 
-    /** The node's heartbeat, advertising the application's job handlers this node has (a {@link JobHandlers} bean's), if any. */
+    /**
+     * The node's heartbeat, advertising the application's job handlers this node has (a {@link JobHandlers} bean's), if any.
+     * An intake node advertises none: it claims no shared job, so a handler only it has must show as missing, not present.
+     */
     @Bean(destroyMethod = "close")
     public ClusterNodes goschedClusterNodes(ClusterConnection conn, ObjectProvider<JobHandlers> handlers) {
         JobHandlers own = handlers.getIfAvailable(() -> JobHandlers.NONE); // here, not on the heartbeat thread while the context starts
-        return ClusterNodes.start(conn, own::names);
+        return ClusterNodes.start(conn, conn.properties().runJobs() ? own::names : Set::of);
     }
 
     @Bean(destroyMethod = "close")

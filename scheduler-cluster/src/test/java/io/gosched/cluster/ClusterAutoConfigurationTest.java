@@ -125,7 +125,7 @@ class ClusterAutoConfigurationTest {
         try (NatsServer nats = NatsServer.start(dir)) {
             var p = new ClusterProperties(new ClusterProperties.Nats(nats.url()), "same", Duration.ofSeconds(1), 3, 1,
                     Duration.ofSeconds(10), Duration.ofMillis(200), Duration.ofMillis(500),
-                    org.springframework.util.unit.DataSize.ofMegabytes(64), org.springframework.util.unit.DataSize.ofMegabytes(64));
+                    org.springframework.util.unit.DataSize.ofMegabytes(64), org.springframework.util.unit.DataSize.ofMegabytes(64), true);
             try (ClusterConnection c1 = ClusterConnection.connect(p); ClusterNodes first = ClusterNodes.start(c1);
                     ClusterConnection c2 = ClusterConnection.connect(p)) {
                 assertThat(first.self().node()).isEqualTo("same");

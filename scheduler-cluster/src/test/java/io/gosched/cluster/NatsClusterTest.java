@@ -55,7 +55,7 @@ class NatsClusterTest {
         cluster = NatsCluster.start(dir, 3);
         nodes = new TestNodes(cluster);
         ClusterProperties p = new ClusterProperties(new ClusterProperties.Nats(cluster.url()), "a", Duration.ofSeconds(2), 3, 3,
-                Duration.ofSeconds(20), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(64));
+                Duration.ofSeconds(20), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(64), true);
         ClusterConnection conn = nodes.connect(p);
         NatsJobQueue q = nodes.track(NatsJobQueue.start(conn, new ClusterMetrics(new SimpleMeterRegistry(), "a"), Clock.systemUTC()));
         NatsJobStore s = nodes.track(NatsJobStore.start(conn));
@@ -111,7 +111,7 @@ class NatsClusterTest {
         List<CompletableFuture<NatsJobQueue>> starting = List.of("a", "b").stream().map(id -> CompletableFuture.supplyAsync(() -> {
             ClusterProperties p = new ClusterProperties(new ClusterProperties.Nats(cluster.url()), id, Duration.ofSeconds(2), 3, 3,
                     Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64),
-                    DataSize.ofMegabytes(64));
+                    DataSize.ofMegabytes(64), true);
             return startNode(p);
         })).toList();
         NatsJobQueue a = starting.get(0).join();
@@ -133,7 +133,7 @@ class NatsClusterTest {
         CompletableFuture<NatsJobQueue> starting = CompletableFuture.supplyAsync(() -> {
             ClusterProperties p = new ClusterProperties(new ClusterProperties.Nats(cluster.url()), "early", Duration.ofSeconds(2), 3, 3,
                     Duration.ofSeconds(90), Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64),
-                    DataSize.ofMegabytes(64));
+                    DataSize.ofMegabytes(64), true);
             return startNode(p);
         });
         assertThat(Await.holdsWithin(Duration.ofSeconds(3), starting::isDone))

@@ -24,7 +24,7 @@ public final class TestNodes implements AutoCloseable {
     /** Properties of a test node: short ack wait and heartbeat so that takeovers happen within a test. */
     public static ClusterProperties properties(String url, String node, Duration ackWait, int maxDeliver) {
         return new ClusterProperties(new ClusterProperties.Nats(url), node, ackWait, maxDeliver, 1, Duration.ofSeconds(10),
-                Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(64));
+                Duration.ofSeconds(1), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(64), true);
     }
 
     public ClusterConnection connect(String node) {

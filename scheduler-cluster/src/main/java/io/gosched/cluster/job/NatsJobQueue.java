@@ -57,7 +57,9 @@ import org.apache.commons.logging.LogFactory;
  *     room left, without waiting (no-wait fetches), skipping the consumers known to be empty (see
  *     {@link ConsumerKicks}). An idle puller sleeps until a kick on {@code gosched.kick}
  *     (sent after every enqueue that makes a ticket runnable, naming its consumer) or its
- *     {@code maxWait}, whichever comes first, and scans again.</li>
+ *     {@code maxWait}, whichever comes first, and scans again. An intake node
+ *     ({@code gosched.cluster.run-jobs=false}) asks only its pinned consumer: the jobs of its own
+ *     channels can run nowhere else, the shared ones are the other nodes'.</li>
  * <li><b>Never before notBefore</b>: JetStream 2.9 has no delayed messages, so a ticket due in
  *     the future goes to {@code gosched.jobs.delayed.<job>}. The delay pump (a platform thread on
  *     every node) pulls those and naks each with the time left ({@code nakWithDelay}); when the
@@ -110,6 +112,8 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
     private final LeaseRenewer renewer;
     /** Pull order: this node's pinned consumer, then ready-p9 .. ready-p0. */
     private final List<ConsumerContext> pullOrder = new ArrayList<>();
+    /** How many of {@link #pullOrder} a scan asks: all of them, or only the pinned consumer on an intake node. */
+    private final int pulledConsumers;
     private ConsumerContext delayed;
     private ConsumerContext dead;
     /** Consumer info per consumer name, refreshed in the background (scrapes and depth() never call NATS). */
@@ -127,6 +131,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         this.metrics = metrics;
         this.clock = clock;
         this.props = conn.properties();
+        this.pulledConsumers = props.runJobs() ? Integer.MAX_VALUE : 1;
         this.renewer = new LeaseRenewer(conn, props.renewEvery());
         this.deadLetters = new DeadLetters(conn, metrics);
         this.infoPoller = Executors.newSingleThreadScheduledExecutor(
@@ -328,7 +333,7 @@ public final class NatsJobQueue implements JobQueue, AutoCloseable {
         long start = System.nanoTime();
         boolean full = kicks.fullScan(start);
         List<JobLease> out = new ArrayList<>();
-        for (int i = 0; i < pullOrder.size(); i++) {
+        for (int i = 0; i < Math.min(pullOrder.size(), pulledConsumers); i++) {
             int want = room - out.size();
             if (want <= 0) {
                 break;

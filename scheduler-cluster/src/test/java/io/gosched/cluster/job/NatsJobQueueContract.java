@@ -222,7 +222,7 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.s
     @Test
     void aFullQueueRefusesNewTicketsInsteadOfGrowing() {
         ClusterProperties small = new ClusterProperties(new ClusterProperties.Nats(nats.url()), "a", ACK_WAIT, 3, 1,
-                Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofMillis(500), DataSize.ofMegabytes(1), DataSize.ofMegabytes(64));
+                Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofMillis(500), DataSize.ofMegabytes(1), DataSize.ofMegabytes(64), true);
         NatsJobQueue q = queue(small, new SimpleMeterRegistry());
         assertThatThrownBy(() -> {
             for (int i = 0; i < 100_000; i++) {

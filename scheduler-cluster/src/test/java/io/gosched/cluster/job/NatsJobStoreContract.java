@@ -143,7 +143,7 @@ abstract class NatsJobStoreContract extends NatsTestBase implements io.gosched.s
     @Test
     void aFullStoreRefusesNewJobs() {
         ClusterProperties small = new ClusterProperties(new ClusterProperties.Nats(nats.url()), "a", Duration.ofSeconds(1), 3, 1,
-                Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(1));
+                Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofMillis(500), DataSize.ofMegabytes(64), DataSize.ofMegabytes(1), true);
         NatsJobStore s = nodes.track(NatsJobStore.start(nodes.connect(small)));
         String big = "x".repeat(30_000);
         assertThatThrownBy(() -> {
