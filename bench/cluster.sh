@@ -5,7 +5,10 @@
 # Reports per configuration: submissions/s (202), refusals/s (429/503), completions/s (jobs that
 # succeeded during the window, summed over the nodes' gosched_jobs_finished_total), the p50/p99
 # latency of a submission, the CPU each node and nats-server used during the window (cores, from
-# /proc/<pid>/stat: utime + stime) and the 1-minute load average before and after.
+# /proc/<pid>/stat: utime + stime) and the 1-minute load average before and after. Then, per
+# configuration, the latency from submission to start (p50/p99, from the jobs' own records) with
+# submissions offered at a fixed rate, half the completions/s just measured
+# (bench/probes/StartLatency.java, open loop; --no-latency leaves it out).
 #
 # Builds nothing. The jar it runs is scheduler-web's Boot jar; build it with
 #   ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am
@@ -14,6 +17,7 @@
 #   ./bench/cluster.sh                         # warm-up 45 s + 20 s measured per configuration (~7 min)
 #   ./bench/cluster.sh --duration 30 --warmup 60 --connections 24 --configs memory,1,2,3 --out FILE.md
 #   ./bench/cluster.sh --job '{"workload":{"steps":[{"op":"compute","us":200}]}}'   # another job body
+#   ./bench/cluster.sh --configs memory,1 --latency-seconds 20   # the start latency's window (default 15 s)
 #
 # Everything it starts (nodes, nats-server, wrk) listens on 127.0.0.1 on free ports, keeps its
 # files in a temporary directory and is stopped on exit, also on Ctrl-C or an error.
@@ -34,8 +38,10 @@ heap=768m
 # The smallest job (one yield), as deploy/loadtest/wrk-bench.sh submits: what is measured is the
 # service's and the cluster's cost per job, not the job's own work (--job for another body).
 job='{"workload":{"steps":[{"op":"yield"}]},"timeoutMs":30000}'
+latency=1
+latency_seconds=15
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration="$2"; shift 2 ;;
@@ -46,6 +52,8 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --heap) heap="$2"; shift 2 ;;
     --job) job="$2"; shift 2 ;;
+    --no-latency) latency=0; shift ;;
+    --latency-seconds) latency_seconds="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -88,6 +96,14 @@ drive() {
 }
 
 
+# until the nodes' succeeded count stands still for half a second (at most 60 s): the backlog ran out
+await_backlog() {
+  local a
+  for _ in $(seq 120); do
+    a=$(succeeded_all); sleep 0.5; [ "$a" = "$(succeeded_all)" ] && break
+  done
+}
+
 rows=()
 load_start=$(load1)
 echo "gosched cluster throughput: $(nproc) cores, job $job, wrk -t$threads -c$connections, ${warmup}s warm-up + ${duration}s measured" >&2
@@ -107,10 +123,8 @@ for cfg in ${configs//,/ }; do
   await_all_ready
   echo "[$label] ready on ports $ports; warming up ${warmup}s" >&2
   drive "$warmup" >/dev/null
-  # let the warm-up's backlog run out (at most 60 s) so the window starts from an empty queue
-  for _ in $(seq 120); do
-    a=$(succeeded_all); sleep 0.5; [ "$a" = "$(succeeded_all)" ] && break
-  done
+  # let the warm-up's backlog run out so the window starts from an empty queue
+  await_backlog
 
   la_before=$(load1)
   done_before=$(succeeded_all)
@@ -135,15 +149,24 @@ for cfg in ${configs//,/ }; do
     -v c="$((done_after - done_before))" -v s="$secs" -v w="$(awk -v t0="$t0" -v t1="$t1" 'BEGIN { print t1 - t0 }')" \
     -v p50="$(kv "$result" p50_us)" -v p99="$(kv "$result" p99_us)" -v se="$(kv "$result" socket_errors)" \
     'BEGIN { printf "%.0f | %.0f | %.0f | %.1f | %.1f | %d/%d", a / s, r / s, c / w, p50 / 1000, p99 / 1000, o, se }')
-  rows+=("| $label | $row | ${cpus# } | $nats_cpu | $la_before → $la_after |")
+  start_lat="- | -"
+  if [ "$latency" = 1 ]; then
+    await_backlog
+    half=$(awk -v c="$((done_after - done_before))" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%d", c / (t1 - t0) / 2 }')
+    echo "[$label] start latency: ${half} submissions/s offered for ${latency_seconds}s" >&2
+    lat=$(java bench/probes/StartLatency.java "${ports// /,}" "$half" "$latency_seconds" "$job" 2000 | grep '^RESULT' || true)
+    echo "[$label] $lat" >&2
+    [ -n "$lat" ] && start_lat="$(kv "$lat" p50_ms) | $(kv "$lat" p99_ms) (at $half/s, $(kv "$lat" sampled) jobs)"
+  fi
+  rows+=("| $label | $row | ${cpus# } | $nats_cpu | $start_lat | $la_before → $la_after |")
   echo "[$label] ${rows[-1]}" >&2
   unset cpu_before
   stop_pids $node_pids $nats_pid
 done
 
 table=$(
-  echo "| configuration | submissions/s (202) | refused/s (429, 503) | completions/s | p50 submit (ms) | p99 submit (ms) | other status / socket errors | CPU per node (cores) | nats-server CPU (cores) | load avg 1 min before → after |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
+  echo "| configuration | submissions/s (202) | refused/s (429, 503) | completions/s | p50 submit (ms) | p99 submit (ms) | other status / socket errors | CPU per node (cores) | nats-server CPU (cores) | p50 submit→start at half rate (ms) | p99 submit→start (ms) | load avg 1 min before → after |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"
   printf '%s\n' "${rows[@]}"
 )
 summary="Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(uname -r)), load average at start $load_start, at end $(load1); job \`$job\`; wrk -t$threads -c$connections, ${warmup} s warm-up + ${duration} s measured per configuration; JVMs -Xmx$heap, every node and nats-server on the same cores."
