@@ -13,8 +13,9 @@ import java.util.function.BooleanSupplier;
  * sent 54 messages a second, and 35 a job at one job every 0.2 s; now 21 and 14
  * (bench/results/NOTES.md, "Which consumers a scan asks"; under a flood a scan's fetches come back
  * full and nothing changes). So a kick names the consumer its ticket waits on ({@link KickTarget}),
- * each consumer counts the kicks that named it, and a scan asks a consumer only when it was named
- * since a fetch last found it with less than was asked for, i.e. empty. Tickets can also come back
+ * each consumer counts the kicks that named it, and a scan skips a consumer only when a fetch
+ * found it with less than was asked for, i.e. empty, and no kick named it since; one not known
+ * empty (at start, or after a fetch that came back full) is asked at every scan. Tickets can also come back
  * without a kick: a lease that lapsed on a dead node, a release by a node that did not kick (an
  * older version), a kick lost while a connection was down. For them every consumer is asked once
  * per {@link #FULL_SCAN_NANOS}, so such a ticket waits at most that long beyond its ack wait or
@@ -34,14 +35,19 @@ final class ConsumerKicks {
     private long kicks;
     /** Per consumer of the pull order: kicks that named it. */
     private final long[] named;
-    /** Per consumer of the pull order: the value of {@link #named} when a fetch last found it empty. */
-    private final long[] emptyAt;
+    /**
+     * Per consumer of the pull order: a fetch found it empty and no kick named it since. Starts
+     * false (not known empty: asked), and a fetch that comes back with all it asked for leaves it
+     * false, so a backlog nobody kicks for (tickets queued before this node started, or by an
+     * intake node while no node ran jobs) is fetched at every scan, not once per full scan.
+     */
+    private final boolean[] empty;
     /** When the next scan asks every consumer ({@link System#nanoTime}). */
     private long fullScanDue;
 
     ConsumerKicks(int consumers) {
         this.named = new long[consumers];
-        this.emptyAt = new long[consumers];
+        this.empty = new boolean[consumers];
         this.fullScanDue = System.nanoTime();
     }
 
@@ -50,6 +56,7 @@ final class ConsumerKicks {
         kicks++;
         if (target >= 0) {
             named[target]++;
+            empty[target] = false;
         } else if (target == KickTarget.UNKNOWN) {
             fullScanDue = System.nanoTime(); // a kick we cannot place: ask everyone
         }
@@ -75,20 +82,21 @@ final class ConsumerKicks {
      * does, empty if it was found empty since its last kick (and the scan is not a full one).
      */
     synchronized OptionalLong ask(int i, boolean full) {
-        long seen = named[i];
-        return !full && seen == emptyAt[i] ? OptionalLong.empty() : OptionalLong.of(seen);
+        return !full && empty[i] ? OptionalLong.empty() : OptionalLong.of(named[i]);
     }
 
     /** A fetch the server answered found consumer {@code i} empty, as of {@code seen} from {@link #ask}: a later kick keeps it named. */
     synchronized void foundEmpty(int i, long seen) {
-        emptyAt[i] = seen;
+        if (named[i] == seen) {
+            empty[i] = true;
+        }
     }
 
     /** How many consumers a scan would ask now without a full scan (for tests). */
     synchronized int namedConsumers() {
         int n = 0;
         for (int i = 0; i < named.length; i++) {
-            n += named[i] != emptyAt[i] ? 1 : 0;
+            n += empty[i] ? 0 : 1;
         }
         return n;
     }

@@ -206,6 +206,33 @@ abstract class NatsJobQueueContract extends NatsTestBase implements io.gosched.s
         got.getFirst().complete();
     }
 
+    /**
+     * A backlog queued before a node started reaches it with no kick (they went out before it
+     * listened): a fetch that came back with all it asked for leaves the consumer asked at every
+     * scan, so the node takes the backlog pull after pull, not one pull's worth per full scan.
+     */
+    @Test
+    void aBacklogQueuedBeforeTheNodeStartedIsPulledAtEveryScan() throws Exception {
+        NatsJobQueue a = queue("a");
+        for (int i = 0; i < 30; i++) {
+            a.enqueue(ticket("backlog-" + i, 5));
+        }
+        NatsJobQueue b = queue("b");
+        List<JobLease> taken = new ArrayList<>();
+        long firstScan = System.nanoTime(); // the first scan asks every consumer; the next full one is a period later
+        for (int pull = 0; pull < 3; pull++) {
+            boolean beforeNextFullScan = System.nanoTime() - firstScan < ConsumerKicks.FULL_SCAN_NANOS;
+            List<JobLease> got = b.pull(10, Duration.ZERO);
+            taken.addAll(got);
+            if (beforeNextFullScan) { // else a full scan asked anyway, and this pull proves nothing
+                assertThat(got).as("pull %d of a backlog of 30, 10 at a time, with no kick since the node started", pull).hasSize(10);
+            }
+        }
+        assertThat(b.pull(10, Duration.ZERO)).as("the backlog is all taken").isEmpty();
+        assertThat(b.namedConsumers()).as("ready-p5 found empty").isZero();
+        taken.forEach(JobLease::complete);
+    }
+
     @Test
     void aWithdrawnTicketLeavesTheQueueAtOnce() throws Exception {
         NatsJobQueue q = queue("a");
