@@ -7,8 +7,9 @@
 # latency of a submission, the CPU each node and nats-server used during the window (cores, from
 # /proc/<pid>/stat: utime + stime) and the 1-minute load average before and after. Then, per
 # configuration, the latency from submission to start (p50/p99, from the jobs' own records) with
-# submissions offered at a fixed rate, half the completions/s just measured
-# (bench/probes/StartLatency.java, open loop; --no-latency leaves it out).
+# submissions offered at a fixed rate, half the completions/s just measured (wrk paced by
+# bench/start-latency.lua, the records read afterwards by bench/probes/StartLatency.java;
+# --no-latency leaves it out).
 #
 # Builds nothing. The jar it runs is scheduler-web's Boot jar; build it with
 #   ./mvnw -B -ntp -DskipTests package -pl scheduler-web -am
@@ -154,9 +155,17 @@ for cfg in ${configs//,/ }; do
     await_backlog
     half=$(awk -v c="$((done_after - done_before))" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%d", c / (t1 - t0) / 2 }')
     echo "[$label] start latency: ${half} submissions/s offered for ${latency_seconds}s" >&2
-    lat=$(java bench/probes/StartLatency.java "${ports// /,}" "$half" "$latency_seconds" "$job" 2000 | grep '^RESULT' || true)
-    echo "[$label] $lat" >&2
-    [ -n "$lat" ] && start_lat="$(kv "$lat" p50_ms) | $(kv "$lat" p99_ms) (at $half/s, $(kv "$lat" sampled) jobs)"
+    rm -rf "$work/ids"; mkdir -p "$work/ids"
+    GOSCHED_PORTS="$ports" GOSCHED_JOB="$job" GOSCHED_RATE="$half" GOSCHED_THREADS="$threads" GOSCHED_IDS="$work/ids" \
+      wrk -t"$threads" -c"$((connections * 2))" -d"${latency_seconds}s" --timeout 10s -s bench/start-latency.lua \
+      "http://127.0.0.1:${ports%% *}/api/v1/jobs" > "$work/wrk-latency.out" 2>&1 || true
+    sent=$(grep '^RESULT' "$work/wrk-latency.out" || true)
+    lat=$(java bench/probes/StartLatency.java "$work/ids" 2000 | grep '^RESULT' || true)
+    echo "[$label] wrk: $sent; records: $lat" >&2
+    if [ -n "$lat" ] && [ -n "$sent" ]; then
+      got=$(awk -v a="$(kv "$sent" accepted)" -v d="$(kv "$sent" duration_us)" 'BEGIN { printf "%.0f", a / (d / 1e6) }')
+      start_lat="$(kv "$lat" p50_ms) | $(kv "$lat" p99_ms) (at $got/s of $half/s offered, $(kv "$sent" late_sends) sends late; $(kv "$lat" sampled) jobs)"
+    fi
   fi
   rows+=("| $label | $row | ${cpus# } | $nats_cpu | $start_lat | $la_before → $la_after |")
   echo "[$label] ${rows[-1]}" >&2
