@@ -15,20 +15,13 @@ local function now_ms()
   return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
 end
 
-local ports = {}
-for p in string.gmatch(os.getenv("GOSCHED_PORTS") or "", "%d+") do
-  ports[#ports + 1] = p
-end
-local threads = {}
-local created = 0
+package.path = package.path .. ";" .. debug.getinfo(1, "S").source:match("@?(.*/)") .. "?.lua"
+local nodes = require("wrk-nodes")
 
 function setup(thread)
-  local port = ports[(created % #ports) + 1]
-  thread.addr = wrk.lookup("127.0.0.1", port)[1]
-  thread:set("n", created)
+  local port, n = nodes.spread(thread)
+  thread:set("n", n)
   thread:set("port", port)
-  created = created + 1
-  table.insert(threads, thread)
 end
 
 function init(args)
@@ -56,29 +49,17 @@ function delay()
 end
 
 function response(status, headers, body)
-  if status == 202 then
-    accepted = accepted + 1
+  if nodes.tally(status) then
     local id = string.match(body, '"id"%s*:%s*"([^"]+)"')
     if id then
       out:write(id, " ", port, "\n")
       out:flush()
     end
-  elseif status == 429 or status == 503 then
-    refused = refused + 1
-  else
-    other = other + 1
   end
 end
 
 function done(summary, latency, requests)
-  local a, r, o, l = 0, 0, 0, 0
-  for _, t in ipairs(threads) do
-    a = a + t:get("accepted")
-    r = r + t:get("refused")
-    o = o + t:get("other")
-    l = l + t:get("late")
-  end
-  local e = summary.errors
+  local a, r, o, l = nodes.totals("accepted", "refused", "other", "late")
   io.write(string.format("RESULT accepted=%d refused=%d other=%d late_sends=%d duration_us=%d socket_errors=%d\n",
-    a, r, o, l, summary.duration, e.connect + e.read + e.write + e.timeout))
+    a, r, o, l, summary.duration, nodes.socket_errors(summary)))
 end
