@@ -76,8 +76,7 @@ for cfg in ${configs//,/ }; do
   done
   ratio=$(awk -v b="$batch_sum" -v s="$single_sum" 'BEGIN { printf "%.1f", b / s }')
   rows+=("| $cfg | $((single_sum / rounds)) | $((batch_sum / rounds)) | ${ratio}x |")
-  kill "$node_pid" 2>/dev/null || true; wait "$node_pid" 2>/dev/null || true
-  if [ -n "$nats_pid" ]; then kill "$nats_pid" 2>/dev/null || true; wait "$nats_pid" 2>/dev/null || true; fi
+  stop_pids "$node_pid" $nats_pid
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

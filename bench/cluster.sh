@@ -67,8 +67,7 @@ for tool in wrk curl python3; do
 done
 bench_init gosched-cluster-bench
 
-succeeded_all() { local s=0 p; for p in $ports; do s=$((s + $(succeeded "$p"))); done; echo "$s"; }
-stop_pids() { local p; for p in "$@"; do kill "$p" 2>/dev/null || true; done; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
+succeeded_all() { succeeded_sum $ports; }
 
 declare -A log_of=()
 # start_node NAME [cluster args...]: one more node; its pid joins $node_pids, its port $ports

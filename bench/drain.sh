@@ -60,9 +60,7 @@ bench_init gosched-drain-bench
 limits=(--gosched.api.admission.max-queued-jobs=10000000 --gosched.api.retention.max-finished-jobs=10000000
   --gosched.api.limits.max-body-bytes=262144)
 
-succeeded_on() { local s=0 p; for p in "$@"; do s=$((s + $(succeeded "$p"))); done; echo "$s"; }
 cpu_sum() { local s=0 p; for p in "$@"; do s=$(awk -v a="$s" -v b="$(cpu_s "$p")" 'BEGIN { printf "%.2f", a + b }'); done; echo "$s"; }
-stop_pids() { local p; for p in "$@"; do kill "$p" 2>/dev/null || true; done; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
 
 # queue PORT [NOT_BEFORE]: the backlog in batches of $batch, four requests at a time; fails unless every batch got 202
 queue() {
@@ -86,7 +84,7 @@ measure() {
   local pids_=$1 ports_=$2 t d c
   echo "${3:-}" | sed '/^$/d' > "$work/samples"
   for _ in $(seq 1200); do
-    t=$(date +%s.%N); d=$(succeeded_on $ports_); c=$(cpu_sum $pids_)
+    t=$(date +%s.%N); d=$(succeeded_sum $ports_); c=$(cpu_sum $pids_)
     echo "$t $d $c" >> "$work/samples"
     [ "$d" -ge "$jobs" ] && break
     sleep 0.5
@@ -97,6 +95,10 @@ n = int(sys.argv[1])
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()]
 t0, d0, c0 = rows[0]
 t1, d1, c1 = rows[-1]
+if t1 <= t0:  # one sample: the backlog was gone before every node was ready
+    print(f"the backlog ran out before every node was ready: ask for more --jobs", file=sys.stderr)
+    print(f"{int(d0)} 0 - - - - -")
+    sys.exit(0)
 def at(frac):  # the first sample with at least frac of the backlog done
     return next(r for r in rows if r[1] >= frac * n)
 if d1 < n:

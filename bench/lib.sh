@@ -48,6 +48,11 @@ succeeded() {
   curl -s "http://127.0.0.1:$1/actuator/prometheus" | awk '/^gosched_jobs_finished_total\{.*state="succeeded"/ { s += $NF } END { printf "%d", s }'
 }
 
+# succeeded jobs the nodes on ports $@ counted so far, summed
+succeeded_sum() { local s=0 p; for p in "$@"; do s=$((s + $(succeeded "$p"))); done; echo "$s"; }
+# TERM to every pid given, then waits for each to end
+stop_pids() { local p; for p in "$@"; do kill "$p" 2>/dev/null || true; done; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
+
 # start_nats NAME: a JetStream nats-server on a free port ($nats_port, $nats_pid), its store and log in $work
 start_nats() {
   nats_port=$(free_port)
